@@ -1,0 +1,17 @@
+#!/usr/bin/env node
+// Runs the CLI on the Node 24 runtime that `npm install` brings (the `node` dependency), so
+// `npx atrium …` works on machines whose own node is older.
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+let node = process.execPath;
+if (Number(process.versions.node.split('.')[0]) < 24) {
+  node = join(dirname(require.resolve('node/package.json')), 'bin', 'node');
+}
+const child = spawn(node, [join(root, 'src', 'cli', 'main.ts'), ...process.argv.slice(2)], { stdio: 'inherit' });
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

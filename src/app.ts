@@ -1,0 +1,107 @@
+// Assembles the Fastify application from the platform mechanisms and the resource modules.
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { AppContext } from './context.ts';
+import { installAuth, validateAuthRequirement } from './platform/http/auth.ts';
+import { ErrorBody, installErrorHandling } from './platform/http/errors.ts';
+import { installMetrics } from './platform/http/metrics.ts';
+import agentRoutes from './modules/agents/routes.ts';
+import apiKeyRoutes from './modules/api-keys/routes.ts';
+import participantTokenRoutes from './modules/participant-tokens/routes.ts';
+import projectRoutes from './modules/projects/routes.ts';
+import roomRoutes from './modules/rooms/routes.ts';
+import storageRoutes from './modules/storage/routes.ts';
+import systemRoutes from './modules/system/routes.ts';
+import userRoutes from './modules/users/routes.ts';
+
+export type Api = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export type Module = (app: Api, ctx: AppContext) => void | Promise<void>;
+
+/** Resource modules in registration order. */
+export const modules: Module[] = [
+  systemRoutes,
+  userRoutes,
+  projectRoutes,
+  roomRoutes,
+  agentRoutes,
+  apiKeyRoutes,
+  storageRoutes,
+  participantTokenRoutes,
+];
+
+/** Prefixes served by plugins that do their own authentication (documented in docs/permissions.md). */
+export const PLUGIN_ROUTE_PREFIXES = ['/docs'];
+
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+function ajvFor(coerce: boolean): Ajv {
+  // Query strings and path params arrive as text and are coerced; JSON bodies must have the right types.
+  const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: true, allErrors: false, strict: false });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+export interface BuiltApp {
+  app: Api;
+  /** Every route registered, with its declared requirement, for docs and the route-table test. */
+  routes: { method: string; url: string; config: unknown; schema: unknown }[];
+}
+
+export async function buildApp(ctx: AppContext, extraModules: Module[] = []): Promise<BuiltApp> {
+  const app = Fastify({
+    loggerInstance: ctx.log,
+    bodyLimit: JSON_BODY_LIMIT,
+    trustProxy: ctx.config.trustProxy,
+    return503OnClosing: true,
+    disableRequestLogging: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const bodyAjv = ajvFor(false);
+  const otherAjv = ajvFor(true);
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : otherAjv).compile(schema));
+
+  const routes: BuiltApp['routes'] = [];
+  app.addHook('onRoute', (route) => {
+    if (route.method === 'HEAD') return;
+    const plugin = PLUGIN_ROUTE_PREFIXES.some((p) => route.url === p || route.url.startsWith(`${p}/`));
+    if (!plugin) {
+      const problem = validateAuthRequirement(route);
+      if (problem) throw new Error(`Route declaration error: ${problem}`);
+    }
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, config: route.config, schema: route.schema });
+  });
+
+  installErrorHandling(app);
+  installAuth(app, ctx.auth);
+  installMetrics(app);
+  app.addSchema(ErrorBody);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'Atrium API', version: '0.1.0', description: 'Project administration and sign-in service. Errors have the body `{"error": {"code", "message"}}`.' },
+      servers: [{ url: ctx.config.publicUrl }],
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Project API key, personal access token, or OAuth access token' } } },
+    },
+    transform: ({ schema, url, route }) => {
+      const auth = (route.config as { auth?: { permission: string } } | undefined)?.auth;
+      if (!schema || !auth) return { schema, url };
+      const security = auth.permission === 'public' ? [] : [{ bearer: [] }];
+      const note = auth.permission === 'public' ? 'No credential.' : `Requires: ${auth.permission}.`;
+      return { schema: { ...schema, security, description: [schema.description, note].filter(Boolean).join(' ') } as typeof schema, url };
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+
+  for (const mod of [...modules, ...extraModules]) {
+    await app.register(async (scope) => mod(scope as unknown as Api, ctx));
+  }
+  await app.ready();
+  return { app, routes };
+}

@@ -1,0 +1,46 @@
+// `atrium bootstrap`: the first admin, their project and fresh credentials, idempotently.
+import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.ts';
+import { openContext } from '../main.ts';
+import { createApiKey } from '../modules/api-keys/service.ts';
+import { createProject } from '../modules/projects/service.ts';
+import { findProjectByOwnerAndName } from '../modules/projects/store.ts';
+import { createUser, issuePersonalAccessToken, passwordMatches } from '../modules/users/service.ts';
+import { findUserByEmail } from '../modules/users/store.ts';
+
+export interface BootstrapInput {
+  email: string;
+  password: string;
+  project: string;
+  firstName?: string | undefined;
+  lastName?: string | undefined;
+}
+
+export interface BootstrapResult {
+  user_id: string;
+  project_id: string;
+  api_key: string;
+  user_token: string;
+}
+
+export class BootstrapError extends Error {}
+
+export async function bootstrap(config: Config, input: BootstrapInput): Promise<BootstrapResult> {
+  // Logs go to stderr so that stdout carries only the JSON result.
+  const log = pino({ level: 'warn' }, pino.destination(2)) as unknown as FastifyBaseLogger;
+  const ctx = await openContext(config, log);
+  try {
+    let user = await findUserByEmail(ctx.db, input.email);
+    if (user && !(await passwordMatches(user, input.password))) {
+      throw new BootstrapError(`A user ${input.email} already exists with a different password`);
+    }
+    user ??= await createUser(ctx.db, { email: input.email, password: input.password, firstName: input.firstName, lastName: input.lastName, emailVerified: true });
+    const project = (await findProjectByOwnerAndName(ctx.db, user.id, input.project)) ?? (await createProject(ctx.db, user.id, input.project));
+    const key = await createApiKey(ctx.db, ctx.secrets, project.id, { name: 'bootstrap', description: 'Created by atrium bootstrap', createdBy: user.id });
+    const userToken = await issuePersonalAccessToken(ctx.db, user.id, 'bootstrap');
+    return { user_id: user.id, project_id: project.id, api_key: key.value, user_token: userToken };
+  } finally {
+    await ctx.database.close();
+  }
+}

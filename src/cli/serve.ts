@@ -1,0 +1,31 @@
+// `atrium serve`: run until SIGTERM/SIGINT, then drain and exit.
+import { count } from 'drizzle-orm';
+import type { Config } from '../config.ts';
+import { startService } from '../main.ts';
+import { usersTable } from '../modules/users/store.ts';
+
+export async function serve(config: Config): Promise<number> {
+  const service = await startService(config);
+  const { ctx } = service;
+  ctx.log.info({ url: config.publicUrl, database: ctx.database.engine, dataDir: ctx.database.engine === 'pglite' ? config.dataDir : undefined }, 'Atrium is listening');
+  const [users] = await ctx.db.select({ n: count() }).from(usersTable);
+  if (Number(users?.n ?? 0) === 0) {
+    const embedded = ctx.database.engine === 'pglite';
+    process.stderr.write(
+      `\nNo users yet. Create the first admin, a project and an API key with:\n\n` +
+      `  ${embedded ? 'stop this server, then run ' : ''}npx atrium bootstrap --email you@example.com --password '<password>' --project my-project\n\n` +
+      `API reference: ${config.publicUrl}/docs\n\n`,
+    );
+  }
+  return new Promise((resolve) => {
+    const shutdown = (signal: string) => {
+      ctx.log.info({ signal }, 'shutting down');
+      service.close().then(() => resolve(0), (error: unknown) => {
+        ctx.log.error({ err: error }, 'shutdown failed');
+        resolve(1);
+      });
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  });
+}

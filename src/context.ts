@@ -1,0 +1,19 @@
+// What every module receives: configuration and the shared platform services.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.ts';
+import type { BlobStore } from './platform/blobs/store.ts';
+import type { SecretBox } from './platform/crypto/secrets.ts';
+import type { SigningKeys } from './platform/crypto/signing-keys.ts';
+import type { Database, Db } from './platform/db/engine.ts';
+import type { Auth } from './platform/http/auth.ts';
+
+export interface AppContext {
+  config: Config;
+  database: Database;
+  db: Db;
+  secrets: SecretBox;
+  keys: SigningKeys;
+  blobs: BlobStore;
+  auth: Auth;
+  log: FastifyBaseLogger;
+}

@@ -1,0 +1,44 @@
+// Managed agents: create, fetch by name, update and delete by id, connect.
+import { Type } from 'typebox';
+import type { Api } from '../../app.ts';
+import type { AppContext } from '../../context.ts';
+import { Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
+import * as schema from './schema.ts';
+import * as service from './service.ts';
+
+const ByName = Type.Object({ project_id: Uuid, agent_name: schema.AgentName });
+const ById = Type.Object({ project_id: Uuid, agent_id: Uuid });
+const tags = ['Managed agents'];
+
+export default function agentRoutes(app: Api, ctx: AppContext): void {
+  app.post('/accounts/projects/:project_id/agents', {
+    config: { auth: { permission: 'agent_creator' } },
+    schema: { tags, summary: 'Create a managed agent', params: ProjectParams, body: schema.AgentCreate, response: { 201: schema.Agent, 200: schema.Agent } },
+  }, async (request, reply) => {
+    const { agent, created } = await service.createAgent(ctx, request.params.project_id, request.body);
+    return reply.status(created ? 201 : 200).send(service.agentView(agent));
+  });
+
+  app.get('/accounts/projects/:project_id/agents/:agent_name', {
+    config: { auth: { permission: 'member' } },
+    schema: { tags, summary: 'Fetch a managed agent by name', params: ByName, response: { 200: schema.Agent } },
+  }, async (request) => service.agentView(await service.getAgent(ctx, request.params.project_id, request.params.agent_name)));
+
+  app.put('/accounts/projects/:project_id/agents/:agent_id', {
+    config: { auth: { permission: 'developer' } },
+    schema: { tags, summary: "Update a managed agent's configuration", params: ById, body: schema.AgentUpdate, response: { 200: schema.Agent } },
+  }, async (request) => service.agentView(await service.updateAgent(ctx, request.params.project_id, request.params.agent_id, request.body)));
+
+  app.delete('/accounts/projects/:project_id/agents/:agent_id', {
+    config: { auth: { permission: 'developer' } },
+    schema: { tags, summary: 'Delete a managed agent', params: ById, response: { 200: Ok } },
+  }, async (request) => {
+    await service.deleteAgent(ctx, request.params.project_id, request.params.agent_id);
+    return OK;
+  });
+
+  app.post('/accounts/projects/:project_id/agents/:agent_name/connect', {
+    config: { auth: { permission: 'member' } },
+    schema: { tags, summary: 'Connection info for a managed agent', params: ByName, body: Type.Optional(Type.Object({})), response: { 200: schema.AgentConnection } },
+  }, async (request) => service.connectAgent(ctx, request.principal!, request.access!, request.params.agent_name));
+}

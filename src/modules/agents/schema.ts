@@ -1,0 +1,39 @@
+import { Type } from 'typebox';
+import { JsonObject, Name, Timestamp } from '../../platform/http/schemas.ts';
+
+export const AgentName = Type.String({ ...Name, description: 'Agent name, unique in the project' });
+
+/**
+ * A ManagedAgentSpec (sdk-wire.md §2.6). Its name is `metadata.name` (trimmed, lower-cased); the
+ * legacy top-level `name` is accepted too. Other fields are kept as given.
+ */
+export const AgentConfiguration = Type.Object({
+  version: Type.Optional(Type.String({ maxLength: 20 })),
+  kind: Type.Optional(Type.String({ maxLength: 50 })),
+  name: Type.Optional(AgentName),
+  metadata: Type.Optional(Type.Object({ name: Type.Optional(AgentName), annotations: Type.Optional(Type.Record(Type.String(), Type.String())) }, { additionalProperties: true })),
+}, { additionalProperties: true, maxProperties: 100 });
+
+export const Agent = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  configuration: JsonObject(),
+  permissions: JsonObject(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const AgentCreate = Type.Object({
+  configuration: AgentConfiguration,
+  if_not_exists: Type.Optional(Type.Boolean({ default: false })),
+  permissions: Type.Optional(Type.Union([JsonObject('Initial permissions: user id → {admin: bool}'), Type.Array(Type.Unknown(), { maxItems: 1000 }), Type.Null()])),
+});
+
+export const AgentUpdate = Type.Object({ configuration: AgentConfiguration });
+
+export const AgentConnection = Type.Object({
+  jwt: Type.String(),
+  agent_name: Type.String(),
+  project_id: Type.String(),
+  agent_url: Type.String(),
+});

@@ -1,0 +1,62 @@
+// Rules for managed agents: the name comes from the configuration and is unique in the project.
+import { randomUUID } from 'node:crypto';
+import type { AppContext } from '../../context.ts';
+import type { Principal, ProjectAccess } from '../../platform/http/auth.ts';
+import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
+import { FULL_SCOPE, issueParticipantToken } from '../participant-tokens/service.ts';
+import * as store from './store.ts';
+
+export function agentView(agent: store.AgentRow) {
+  return { id: agent.id, name: agent.name, configuration: agent.configuration, permissions: agent.permissions, created_at: agent.createdAt.toISOString(), updated_at: agent.updatedAt.toISOString() };
+}
+
+type Configuration = Record<string, unknown> & { name?: string | undefined; metadata?: { name?: string | undefined } & Record<string, unknown> | undefined };
+
+/** Normalises the spec: the legacy top-level name moves to metadata.name, trimmed and lower-cased. */
+function normalise(configuration: Configuration): { name: string; configuration: Record<string, unknown> } {
+  const { name: legacyName, ...rest } = configuration;
+  const name = (configuration.metadata?.name ?? legacyName ?? '').trim().toLowerCase();
+  if (!name) throw badRequest('configuration.metadata.name is required');
+  if (name.includes('/')) throw badRequest('configuration.metadata.name may not contain "/"');
+  return { name, configuration: { version: 'v1', kind: 'ManagedAgent', ...rest, metadata: { ...rest.metadata, name } } };
+}
+
+export async function createAgent(ctx: AppContext, projectId: string, input: { configuration: Configuration; if_not_exists?: boolean | undefined; permissions?: unknown }) {
+  const { name, configuration } = normalise(input.configuration);
+  const permissions = input.permissions && !Array.isArray(input.permissions) ? input.permissions as Record<string, unknown> : {};
+  const inserted = await store.insertAgent(ctx.db, { id: randomUUID(), projectId, name, configuration, permissions });
+  if (inserted) return { agent: inserted, created: true };
+  if (!input.if_not_exists) throw conflict(`An agent named ${JSON.stringify(name)} already exists`);
+  const existing = await store.findAgentByName(ctx.db, projectId, name);
+  if (!existing) throw conflict('The agent was deleted while being created; retry');
+  return { agent: existing, created: false };
+}
+
+export async function getAgent(ctx: AppContext, projectId: string, name: string): Promise<store.AgentRow> {
+  const agent = await store.findAgentByName(ctx.db, projectId, name.trim().toLowerCase());
+  if (!agent) throw notFound('Agent');
+  return agent;
+}
+
+export async function updateAgent(ctx: AppContext, projectId: string, agentId: string, input: { configuration: Configuration }) {
+  const { name, configuration } = normalise(input.configuration);
+  const clash = await store.findAgentByName(ctx.db, projectId, name);
+  if (clash && clash.id !== agentId) throw conflict(`An agent named ${JSON.stringify(name)} already exists`);
+  const agent = await store.updateAgent(ctx.db, projectId, agentId, { name, configuration });
+  if (!agent) throw notFound('Agent');
+  return agent;
+}
+
+export async function deleteAgent(ctx: AppContext, projectId: string, agentId: string): Promise<void> {
+  if (!(await store.deleteAgent(ctx.db, projectId, agentId))) throw notFound('Agent');
+}
+
+export async function connectAgent(ctx: AppContext, principal: Principal, access: ProjectAccess, agentName: string) {
+  const agent = await getAgent(ctx, access.projectId, agentName);
+  const jwt = await issueParticipantToken(ctx, {
+    projectId: access.projectId,
+    name: principal.name,
+    grants: [{ name: 'agent', scope: agent.name }, { name: 'role', scope: 'user' }, { name: 'api', scope: FULL_SCOPE }],
+  });
+  return { jwt, agent_name: agent.name, project_id: access.projectId, agent_url: `${ctx.config.publicUrl}/agents/${access.projectId}/${encodeURIComponent(agent.name)}/messages` };
+}

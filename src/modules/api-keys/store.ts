@@ -1,0 +1,39 @@
+// Project API keys. Values are never stored: a SHA-256 of the secret for verification, and the
+// secret encrypted for checking participant tokens applications sign with it.
+import { and, asc, eq } from 'drizzle-orm';
+import { pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import type { Db } from '../../platform/db/engine.ts';
+import { bytea } from '../users/store.ts';
+
+export const apiKeysTable = pgTable('api_keys', {
+  id: uuid('id').primaryKey(),
+  projectId: uuid('project_id').notNull(),
+  name: text('name').notNull(),
+  description: text('description').notNull().default(''),
+  roles: text('roles').array(),
+  secretHash: bytea('secret_hash').notNull(),
+  secretEncrypted: text('secret_encrypted').notNull(),
+  createdBy: uuid('created_by'),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+export type ApiKeyRow = typeof apiKeysTable.$inferSelect;
+
+export async function insertApiKey(db: Db, key: typeof apiKeysTable.$inferInsert): Promise<ApiKeyRow> {
+  const [row] = await db.insert(apiKeysTable).values(key).returning();
+  return row!;
+}
+
+export async function findApiKey(db: Db, id: string): Promise<ApiKeyRow | undefined> {
+  const [row] = await db.select().from(apiKeysTable).where(eq(apiKeysTable.id, id));
+  return row;
+}
+
+export async function listApiKeys(db: Db, projectId: string): Promise<ApiKeyRow[]> {
+  return db.select().from(apiKeysTable).where(eq(apiKeysTable.projectId, projectId)).orderBy(asc(apiKeysTable.createdAt), asc(apiKeysTable.id));
+}
+
+export async function deleteApiKey(db: Db, projectId: string, id: string): Promise<boolean> {
+  const rows = await db.delete(apiKeysTable).where(and(eq(apiKeysTable.projectId, projectId), eq(apiKeysTable.id, id))).returning({ id: apiKeysTable.id });
+  return rows.length > 0;
+}

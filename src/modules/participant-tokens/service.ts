@@ -1,0 +1,85 @@
+// Participant tokens: JWTs that grant room access, in the claim format of the official SDK's
+// ParticipantToken (name, grants [{name, scope}], sub = project id, kid, version).
+//
+// Two issuers exist. Atrium signs with its own asymmetric key (ES256; the header kid names it, and
+// room servers verify offline against /.well-known/jwks.json). Applications may also mint tokens
+// themselves with the SDK from one of our API keys: HS256 keyed by the key's secret, with the key id
+// in the `kid` claim. `validateParticipantToken` accepts both.
+import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
+import type { AppContext } from '../../context.ts';
+import { isUuid } from '../../platform/crypto/credentials.ts';
+import { ApiError } from '../../platform/http/errors.ts';
+import { findApiKeySecret } from '../api-keys/service.ts';
+
+export const TOKEN_VERSION = '0.39.9';
+export const DEFAULT_TOKEN_TTL_SECONDS = 3600;
+
+export interface Grant {
+  name: string;
+  scope: unknown;
+}
+
+export interface ParticipantClaims {
+  name: string;
+  grants: Grant[];
+  sub: string;
+  kid?: string;
+  version: string;
+  iat?: number;
+  exp?: number;
+  [claim: string]: unknown;
+}
+
+/** Full room access (the SDK's `ApiScope.full()`): every surface present with its defaults. */
+export const FULL_SCOPE = Object.fromEntries(
+  ['livekit', 'queues', 'messaging', 'dataset', 'memory', 'sync', 'storage', 'containers', 'developer', 'agents', 'llm', 'admin', 'secrets', 'tunnels', 'services'].map((k) => [k, {}]),
+);
+
+/** Default access of a room participant (the SDK's `ApiScope.userDefault()`). */
+export const USER_SCOPE = Object.fromEntries(
+  ['livekit', 'queues', 'messaging', 'dataset', 'memory', 'sync', 'storage', 'containers', 'developer', 'agents', 'secrets', 'services'].map((k) => [k, {}]),
+);
+
+export async function issueParticipantToken(ctx: AppContext, input: { projectId: string; name: string; grants: Grant[]; ttlSeconds?: number }): Promise<string> {
+  const key = ctx.keys.current;
+  return new SignJWT({ name: input.name, grants: input.grants, kid: key.kid, version: TOKEN_VERSION })
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+    .setSubject(input.projectId)
+    .setIssuer(ctx.config.publicUrl)
+    .setIssuedAt()
+    .setExpirationTime(`${input.ttlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS}s`)
+    .sign(key.privateKey);
+}
+
+const invalid = (message: string) => new ApiError(401, 'invalid_token', message);
+
+export async function validateParticipantToken(ctx: AppContext, token: string): Promise<ParticipantClaims> {
+  let header;
+  let claims;
+  try {
+    header = decodeProtectedHeader(token);
+    claims = decodeJwt(token);
+  } catch {
+    throw invalid('Not a JWT');
+  }
+  let payload;
+  try {
+    if (header.alg === 'HS256') {
+      const keyId = typeof claims.kid === 'string' ? claims.kid : undefined;
+      const secret = keyId && isUuid(keyId) ? await findApiKeySecret(ctx, keyId) : undefined;
+      if (!secret || secret.projectId !== claims.sub) throw invalid('Unknown or revoked API key');
+      ({ payload } = await jwtVerify(token, new TextEncoder().encode(secret.secret), { algorithms: ['HS256'] }));
+    } else {
+      const key = header.kid ? ctx.keys.verifyKey(header.kid) : undefined;
+      if (!key) throw invalid('Unknown signing key');
+      ({ payload } = await jwtVerify(token, key, { algorithms: [header.alg ?? ''], issuer: ctx.config.publicUrl }));
+    }
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    throw invalid(`Token rejected: ${(error as Error).message}`);
+  }
+  if (typeof payload.name !== 'string' || !Array.isArray(payload.grants) || typeof payload.sub !== 'string') {
+    throw invalid('Not a participant token (needs name, grants and sub)');
+  }
+  return payload as ParticipantClaims;
+}

@@ -1,0 +1,81 @@
+// Projects, their settings, status, the caller's role, and project users.
+import { Type } from 'typebox';
+import type { Api } from '../../app.ts';
+import type { AppContext } from '../../context.ts';
+import { JsonObject, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
+import * as schema from './schema.ts';
+import * as service from './service.ts';
+
+const MemberParams = Type.Object({ project_id: Uuid, user_id: Uuid });
+const tags = ['Projects'];
+
+export default function projectRoutes(app: Api, ctx: AppContext): void {
+  app.post('/accounts/projects', {
+    config: { auth: { permission: 'authenticated', credentials: ['user'] } },
+    schema: { tags, summary: 'Create a project; the caller becomes its admin', body: schema.ProjectCreate, response: { 201: schema.Project } },
+  }, async (request, reply) => {
+    const project = await service.createProject(ctx.db, request.principal!.userId!, request.body.name, request.body.settings ?? {});
+    return reply.status(201).send(service.projectView(project));
+  });
+
+  app.get('/accounts/projects', {
+    config: { auth: { permission: 'authenticated', credentials: ['api_key', 'user'] } },
+    schema: { tags, summary: 'List the projects the caller can access', response: { 200: schema.ProjectList } },
+  }, async (request) => ({ projects: (await service.listProjects(ctx, request.principal!)).map(service.projectView) }));
+
+  app.get('/accounts/projects/:project_id', {
+    config: { auth: { permission: 'member' } },
+    schema: { tags, summary: 'Fetch a project', params: ProjectParams, response: { 200: schema.Project } },
+  }, async (request) => service.projectView(await service.getProject(ctx.db, request.params.project_id)));
+
+  app.put('/accounts/projects/:project_id/settings', {
+    config: { auth: { permission: 'admin' } },
+    schema: { tags, summary: 'Replace the project settings', params: ProjectParams, body: JsonObject('The new settings document'), response: { 200: schema.Project } },
+  }, async (request) => {
+    return service.projectView(await service.replaceSettings(ctx.db, request.params.project_id, request.body));
+  });
+
+  app.get('/accounts/projects/:project_id/status', {
+    config: { auth: { permission: 'member' } },
+    schema: { tags, summary: 'Whether the project is enabled', params: ProjectParams, response: { 200: schema.ProjectStatus } },
+  }, async (request) => ({ enabled: (await service.getProject(ctx.db, request.params.project_id)).enabled }));
+
+  app.get('/accounts/projects/:project_id/role', {
+    config: { auth: { permission: 'member', credentials: ['api_key', 'user', 'oauth'], oauthScope: 'profile:read' } },
+    schema: { tags, summary: "The caller's role in the project", params: ProjectParams, response: { 200: schema.ProjectRoleInfo } },
+  }, async (request) => service.roleInfo(request.access!.roles));
+
+  app.post('/accounts/projects/:project_id/users', {
+    config: { auth: { permission: 'admin' } },
+    schema: {
+      tags: ['Project users'], summary: 'Add a user to the project (roles, or the legacy flags)', params: ProjectParams, body: schema.MemberAdd, response: { 200: Ok },
+    },
+  }, async (request) => {
+    await service.addMember(ctx, request.params.project_id, request.body);
+    return OK;
+  });
+
+  app.get('/accounts/projects/:project_id/users', {
+    config: { auth: { permission: 'developer' } },
+    schema: { tags: ['Project users'], summary: 'List project users', params: ProjectParams, querystring: schema.MemberListQuery, response: { 200: schema.MemberList } },
+  }, async (request) => {
+    const { count = 100, offset = 0, filter } = request.query;
+    return service.listMembers(ctx.db, request.params.project_id, { count, offset, filter });
+  });
+
+  app.put('/accounts/projects/:project_id/users/:user_id', {
+    config: { auth: { permission: 'admin' } },
+    schema: { tags: ['Project users'], summary: "Change a project user's roles", params: MemberParams, body: schema.MemberUpdate, response: { 200: Ok } },
+  }, async (request) => {
+    await service.updateMember(ctx, request.params.project_id, request.params.user_id, request.body);
+    return OK;
+  });
+
+  app.delete('/accounts/projects/:project_id/users/:user_id', {
+    config: { auth: { permission: 'admin' } },
+    schema: { tags: ['Project users'], summary: 'Remove a user from the project', params: MemberParams, response: { 200: Ok } },
+  }, async (request) => {
+    await service.removeMember(ctx, request.params.project_id, request.params.user_id);
+    return OK;
+  });
+}

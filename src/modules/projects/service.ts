@@ -1,0 +1,111 @@
+// Rules for projects and their members.
+import { randomUUID } from 'node:crypto';
+import type { AppContext } from '../../context.ts';
+import type { Principal } from '../../platform/http/auth.ts';
+import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
+import { applyLegacyFlags, effectiveRoles, isRole, legacyFlagsOf, primaryRole, type LegacyFlags, type Role } from '../../platform/http/roles.ts';
+import type { Db } from '../../platform/db/engine.ts';
+import { findUserById } from '../users/store.ts';
+import * as store from './store.ts';
+
+export function projectView(project: store.ProjectRow) {
+  return {
+    id: project.id,
+    name: project.name,
+    owner_user_id: project.ownerUserId,
+    project_key: Buffer.from(project.id.replaceAll('-', ''), 'hex').toString('base64url').replaceAll('-', '.'),
+    settings: project.settings,
+    enabled: project.enabled,
+    created_at: project.createdAt.toISOString(),
+  };
+}
+
+/** Creates a project owned by `ownerUserId`, who becomes its first admin. */
+export async function createProject(db: Db, ownerUserId: string, name: string, settings: Record<string, unknown> = {}): Promise<store.ProjectRow> {
+  return db.transaction(async (tx) => {
+    const project = await store.insertProject(tx, { id: randomUUID(), name, ownerUserId, settings });
+    await store.upsertMember(tx, project.id, ownerUserId, ['admin']);
+    return project;
+  });
+}
+
+export async function listProjects(ctx: AppContext, principal: Principal): Promise<store.ProjectRow[]> {
+  if (principal.projectId) {
+    const project = await store.findProject(ctx.db, principal.projectId);
+    return project ? [project] : [];
+  }
+  return store.findProjectsOfUser(ctx.db, principal.userId!);
+}
+
+export async function getProject(db: Db, projectId: string): Promise<store.ProjectRow> {
+  const project = await store.findProject(db, projectId);
+  if (!project) throw notFound('Project');
+  return project;
+}
+
+export async function replaceSettings(db: Db, projectId: string, settings: Record<string, unknown>): Promise<store.ProjectRow> {
+  const project = await store.replaceSettings(db, projectId, settings);
+  if (!project) throw notFound('Project');
+  return project;
+}
+
+export function roleInfo(roles: ReadonlySet<Role>) {
+  return { role: primaryRole(new Set(roles)), roles: [...roles], ...legacyFlagsOf(new Set(roles)) };
+}
+
+function directRolesFrom(current: readonly string[], input: { roles?: Role[] | undefined } & LegacyFlags): Role[] {
+  const base = input.roles ?? current.filter(isRole);
+  const roles = applyLegacyFlags(base, input);
+  return roles.length > 0 ? roles : ['member'];
+}
+
+export async function addMember(ctx: AppContext, projectId: string, input: { user_id: string; project_id?: string | undefined; roles?: Role[] | undefined } & LegacyFlags): Promise<void> {
+  if (input.project_id !== undefined && input.project_id !== projectId) throw badRequest('body.project_id does not match the project in the path');
+  if (!(await findUserById(ctx.db, input.user_id))) throw notFound('User');
+  await ctx.db.transaction(async (tx) => {
+    const current = (await store.memberRoles(tx, projectId, input.user_id)) ?? [];
+    await store.upsertMember(tx, projectId, input.user_id, directRolesFrom(current, input));
+    await guardLastAdmin(tx, projectId);
+  });
+  ctx.auth.forgetMembership(input.user_id, projectId);
+}
+
+export async function updateMember(ctx: AppContext, projectId: string, userId: string, input: { roles?: Role[] | undefined } & LegacyFlags): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    const current = await store.memberRoles(tx, projectId, userId);
+    if (!current) throw notFound('Project user');
+    await store.setMemberRoles(tx, projectId, userId, directRolesFrom(current, input));
+    await guardLastAdmin(tx, projectId);
+  });
+  ctx.auth.forgetMembership(userId, projectId);
+}
+
+export async function removeMember(ctx: AppContext, projectId: string, userId: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    if (!(await store.deleteMember(tx, projectId, userId))) throw notFound('Project user');
+    await guardLastAdmin(tx, projectId);
+  });
+  ctx.auth.forgetMembership(userId, projectId);
+}
+
+/** A project must keep one admin, or nobody could ever manage it again. Throwing rolls back. */
+async function guardLastAdmin(db: Db, projectId: string): Promise<void> {
+  if ((await store.countAdmins(db, projectId)) === 0) throw conflict('A project must keep at least one admin');
+}
+
+export async function listMembers(db: Db, projectId: string, page: { count: number; offset: number; filter?: string | undefined }) {
+  const { rows, total } = await store.listMembers(db, projectId, page);
+  return {
+    total,
+    users: rows.map(({ user, roles, addedAt }) => ({
+      id: user.id,
+      user_id: user.id,
+      email: user.email,
+      first_name: user.firstName,
+      last_name: user.lastName,
+      roles: roles.filter(isRole),
+      ...legacyFlagsOf(effectiveRoles(roles)),
+      added_at: addedAt.toISOString(),
+    })),
+  };
+}

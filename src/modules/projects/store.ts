@@ -1,0 +1,106 @@
+// Projects and their members.
+import { and, arrayOverlaps, asc, count, eq, ilike, or, sql } from 'drizzle-orm';
+import { alias, boolean, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import type { Db } from '../../platform/db/engine.ts';
+import { likeContains } from '../../platform/http/schemas.ts';
+import { usersTable } from '../users/store.ts';
+
+export const projectsTable = pgTable('projects', {
+  id: uuid('id').primaryKey(),
+  name: text('name').notNull(),
+  ownerUserId: uuid('owner_user_id'),
+  settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
+  enabled: boolean('enabled').notNull().default(true),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+export const projectMembersTable = pgTable('project_members', {
+  projectId: uuid('project_id').notNull(),
+  userId: uuid('user_id').notNull(),
+  roles: text('roles').array().notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+}, (t) => [primaryKey({ columns: [t.projectId, t.userId] })]);
+
+export type ProjectRow = typeof projectsTable.$inferSelect;
+
+export async function insertProject(db: Db, project: typeof projectsTable.$inferInsert): Promise<ProjectRow> {
+  const [row] = await db.insert(projectsTable).values(project).returning();
+  return row!;
+}
+
+export async function findProject(db: Db, projectId: string): Promise<ProjectRow | undefined> {
+  const [row] = await db.select().from(projectsTable).where(eq(projectsTable.id, projectId));
+  return row;
+}
+
+export async function findProjectsOfUser(db: Db, userId: string): Promise<ProjectRow[]> {
+  return db.select({ project: projectsTable }).from(projectsTable)
+    .innerJoin(projectMembersTable, eq(projectMembersTable.projectId, projectsTable.id))
+    .where(eq(projectMembersTable.userId, userId))
+    .orderBy(asc(projectsTable.createdAt), asc(projectsTable.id))
+    .then((rows) => rows.map((r) => r.project));
+}
+
+export async function findProjectByOwnerAndName(db: Db, ownerUserId: string, name: string): Promise<ProjectRow | undefined> {
+  const [row] = await db.select().from(projectsTable).where(and(eq(projectsTable.ownerUserId, ownerUserId), eq(projectsTable.name, name))).orderBy(asc(projectsTable.createdAt)).limit(1);
+  return row;
+}
+
+export async function replaceSettings(db: Db, projectId: string, settings: Record<string, unknown>): Promise<ProjectRow | undefined> {
+  const [row] = await db.update(projectsTable).set({ settings }).where(eq(projectsTable.id, projectId)).returning();
+  return row;
+}
+
+export async function memberRoles(db: Db, projectId: string, userId: string): Promise<string[] | undefined> {
+  const [row] = await db.select({ roles: projectMembersTable.roles }).from(projectMembersTable)
+    .where(and(eq(projectMembersTable.projectId, projectId), eq(projectMembersTable.userId, userId)));
+  return row?.roles;
+}
+
+/** Adds a member or replaces their roles. */
+export async function upsertMember(db: Db, projectId: string, userId: string, roles: string[]): Promise<void> {
+  await db.insert(projectMembersTable).values({ projectId, userId, roles })
+    .onConflictDoUpdate({ target: [projectMembersTable.projectId, projectMembersTable.userId], set: { roles } });
+}
+
+export async function setMemberRoles(db: Db, projectId: string, userId: string, roles: string[]): Promise<boolean> {
+  const rows = await db.update(projectMembersTable).set({ roles })
+    .where(and(eq(projectMembersTable.projectId, projectId), eq(projectMembersTable.userId, userId))).returning({ userId: projectMembersTable.userId });
+  return rows.length > 0;
+}
+
+export async function deleteMember(db: Db, projectId: string, userId: string): Promise<boolean> {
+  const rows = await db.delete(projectMembersTable)
+    .where(and(eq(projectMembersTable.projectId, projectId), eq(projectMembersTable.userId, userId))).returning({ userId: projectMembersTable.userId });
+  return rows.length > 0;
+}
+
+export async function countAdmins(db: Db, projectId: string): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(projectMembersTable)
+    .where(and(eq(projectMembersTable.projectId, projectId), sql`'admin' = any(${projectMembersTable.roles})`));
+  return Number(row?.n ?? 0);
+}
+
+export async function listMembers(db: Db, projectId: string, page: { count: number; offset: number; filter?: string | undefined }) {
+  const where = and(
+    eq(projectMembersTable.projectId, projectId),
+    page.filter ? or(ilike(usersTable.email, likeContains(page.filter)), ilike(usersTable.firstName, likeContains(page.filter)), ilike(usersTable.lastName, likeContains(page.filter))) : undefined,
+  );
+  const [rows, [total]] = await Promise.all([
+    db.select({ user: usersTable, roles: projectMembersTable.roles, addedAt: projectMembersTable.createdAt })
+      .from(projectMembersTable).innerJoin(usersTable, eq(usersTable.id, projectMembersTable.userId))
+      .where(where).orderBy(asc(usersTable.email), asc(usersTable.id)).limit(page.count).offset(page.offset),
+    db.select({ n: count() }).from(projectMembersTable).innerJoin(usersTable, eq(usersTable.id, projectMembersTable.userId)).where(where),
+  ]);
+  return { rows, total: Number(total?.n ?? 0) };
+}
+
+/** Whether `userId` is a member of some project where `viewerId` holds one of `roles`. */
+export async function sharesProjectWithRole(db: Db, viewerId: string, userId: string, roles: string[]): Promise<boolean> {
+  const viewer = alias(projectMembersTable, 'viewer');
+  const rows = await db.select({ projectId: viewer.projectId }).from(viewer)
+    .innerJoin(projectMembersTable, eq(projectMembersTable.projectId, viewer.projectId))
+    .where(and(eq(viewer.userId, viewerId), eq(projectMembersTable.userId, userId), arrayOverlaps(viewer.roles, roles)))
+    .limit(1);
+  return rows.length > 0;
+}

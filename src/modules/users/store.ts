@@ -1,0 +1,70 @@
+// Users and their personal access tokens.
+import { and, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { customType, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import type { Db } from '../../platform/db/engine.ts';
+
+export const bytea = customType<{ data: Buffer; driverData: Buffer | Uint8Array }>({
+  dataType: () => 'bytea',
+  fromDriver: (value) => Buffer.from(value),
+});
+
+export const usersTable = pgTable('users', {
+  id: uuid('id').primaryKey(),
+  email: text('email').notNull(),
+  firstName: text('first_name').notNull().default(''),
+  lastName: text('last_name').notNull().default(''),
+  passwordHash: text('password_hash'),
+  emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true, mode: 'date' }),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+});
+
+export const personalAccessTokensTable = pgTable('personal_access_tokens', {
+  id: uuid('id').primaryKey(),
+  userId: uuid('user_id').notNull(),
+  name: text('name').notNull(),
+  secretHash: bytea('secret_hash').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }),
+});
+
+export type UserRow = typeof usersTable.$inferSelect;
+
+export async function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
+  const [row] = await db.select().from(usersTable).where(eq(usersTable.id, id));
+  return row;
+}
+
+export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
+  const [row] = await db.select().from(usersTable).where(sql`lower(${usersTable.email}) = lower(${email})`);
+  return row;
+}
+
+export async function insertUser(db: Db, user: typeof usersTable.$inferInsert): Promise<UserRow> {
+  const [row] = await db.insert(usersTable).values(user).returning();
+  return row!;
+}
+
+export async function updateUser(db: Db, id: string, changes: Partial<Pick<UserRow, 'firstName' | 'lastName' | 'passwordHash' | 'emailVerifiedAt'>>): Promise<UserRow | undefined> {
+  const [row] = await db.update(usersTable).set({ ...changes, updatedAt: new Date() }).where(eq(usersTable.id, id)).returning();
+  return row;
+}
+
+export async function insertPersonalAccessToken(db: Db, token: typeof personalAccessTokensTable.$inferInsert): Promise<void> {
+  await db.insert(personalAccessTokensTable).values(token);
+}
+
+/** A live token with its user; expired tokens are not returned. */
+export async function findPersonalAccessToken(db: Db, id: string) {
+  const [row] = await db
+    .select({ token: personalAccessTokensTable, user: usersTable })
+    .from(personalAccessTokensTable)
+    .innerJoin(usersTable, eq(usersTable.id, personalAccessTokensTable.userId))
+    .where(and(eq(personalAccessTokensTable.id, id), or(isNull(personalAccessTokensTable.expiresAt), gt(personalAccessTokensTable.expiresAt, new Date()))));
+  return row;
+}
+
+export async function deletePersonalAccessToken(db: Db, userId: string, id: string): Promise<boolean> {
+  const rows = await db.delete(personalAccessTokensTable).where(and(eq(personalAccessTokensTable.id, id), eq(personalAccessTokensTable.userId, userId))).returning({ id: personalAccessTokensTable.id });
+  return rows.length > 0;
+}

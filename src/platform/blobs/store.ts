@@ -1,0 +1,110 @@
+// Blob storage behind a small interface (an S3-compatible store can implement it), with the
+// filesystem implementation used by default. Writes go to a temporary file and are renamed into
+// place, so a failed or aborted upload never leaves a partial file behind.
+import { randomUUID } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { dirname, join, relative, sep } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+export interface BlobInfo {
+  path: string;
+  size: number;
+  updatedAt: Date;
+}
+
+export interface BlobStore {
+  /** Streams `body` to `key`, replacing it; rejects (leaving nothing) when longer than `maxBytes`. */
+  put(key: string, body: Readable, maxBytes: number): Promise<{ size: number }>;
+  /** A stream of the blob, or undefined when there is none. */
+  get(key: string): Promise<{ stream: Readable; size: number } | undefined>;
+  /** True when something was deleted. */
+  delete(key: string): Promise<boolean>;
+  /** Blobs whose key starts with `prefix` (a folder), recursively. */
+  list(prefix: string): Promise<BlobInfo[]>;
+}
+
+export class BlobTooLargeError extends Error {}
+
+export class FileBlobStore implements BlobStore {
+  readonly #root: string;
+
+  constructor(root: string) {
+    this.#root = root;
+  }
+
+  #file(key: string): string {
+    const file = join(this.#root, key);
+    if (file !== this.#root && !file.startsWith(this.#root + sep)) throw new Error('blob key escapes the store');
+    return file;
+  }
+
+  async put(key: string, body: Readable, maxBytes: number): Promise<{ size: number }> {
+    const file = this.#file(key);
+    await mkdir(dirname(file), { recursive: true });
+    const temp = join(this.#root, '.tmp', `${randomUUID()}`);
+    await mkdir(dirname(temp), { recursive: true });
+    let size = 0;
+    try {
+      await pipeline(
+        body,
+        async function* limit(source: AsyncIterable<Buffer>) {
+          for await (const chunk of source) {
+            size += chunk.length;
+            if (size > maxBytes) throw new BlobTooLargeError(`Upload exceeds the ${maxBytes}-byte limit`);
+            yield chunk;
+          }
+        },
+        createWriteStream(temp, { mode: 0o600 }),
+      );
+      await rename(temp, file);
+      return { size };
+    } catch (error) {
+      await rm(temp, { force: true });
+      throw error;
+    }
+  }
+
+  async get(key: string): Promise<{ stream: Readable; size: number } | undefined> {
+    const file = this.#file(key);
+    try {
+      const info = await stat(file);
+      if (!info.isFile()) return undefined;
+      return { stream: createReadStream(file), size: info.size };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  async delete(key: string): Promise<boolean> {
+    try {
+      await unlink(this.#file(key));
+      return true;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'EISDIR' || code === 'EPERM') return false;
+      throw error;
+    }
+  }
+
+  async list(prefix: string): Promise<BlobInfo[]> {
+    const base = this.#file(prefix);
+    const out: BlobInfo[] = [];
+    let entries;
+    try {
+      entries = await readdir(base, { recursive: true, withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return out;
+      throw error;
+    }
+    for (const entry of entries) {
+      if (!entry.isFile()) continue;
+      const file = join(entry.parentPath, entry.name);
+      const info = await stat(file);
+      out.push({ path: relative(base, file).split(sep).join('/'), size: info.size, updatedAt: info.mtime });
+    }
+    return out.sort((a, b) => a.path.localeCompare(b.path));
+  }
+}

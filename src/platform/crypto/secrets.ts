@@ -1,0 +1,64 @@
+// Hashing of high-entropy credentials, encryption of secrets the service must use again later, and
+// the key that encrypts them.
+import { createCipheriv, createDecipheriv, createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Random URL-safe secret with `bytes` of entropy. */
+export function randomSecret(bytes = 32): string {
+  return randomBytes(bytes).toString('base64url');
+}
+
+/** SHA-256 of a credential secret. Enough for high-entropy secrets, and cheap on the hot path. */
+export function hashSecret(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest();
+}
+
+export function secretMatches(secret: string, hash: Uint8Array): boolean {
+  const candidate = hashSecret(secret);
+  return candidate.length === hash.length && timingSafeEqual(candidate, hash);
+}
+
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** AES-256-GCM box for stored secrets: `v1.<iv>.<tag>.<ciphertext>`, all base64url. */
+export class SecretBox {
+  readonly #key: Buffer;
+
+  constructor(key: Buffer) {
+    if (key.length !== 32) throw new Error('secret key must be 32 bytes');
+    this.#key = key;
+  }
+
+  encrypt(plaintext: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
+    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return ['v1', iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
+  }
+
+  decrypt(box: string): string {
+    const [version, iv, tag, body] = box.split('.');
+    if (version !== 'v1' || !iv || !tag || body === undefined) throw new Error('unrecognised encrypted secret');
+    const decipher = createDecipheriv('aes-256-gcm', this.#key, Buffer.from(iv, 'base64url'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+  }
+}
+
+/**
+ * The encryption key: ATRIUM_SECRET_KEY when set (required to share secrets between instances), else
+ * a key generated once in the data dir with mode 0600.
+ */
+export function loadSecretKey(configured: string | undefined, dataDir: string): Buffer {
+  if (configured) return Buffer.from(configured, configured.includes('-') || configured.includes('_') ? 'base64url' : 'base64');
+  const file = join(dataDir, 'secret.key');
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
+  }
+  chmodSync(file, 0o600);
+  return Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+}

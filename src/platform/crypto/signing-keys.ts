@@ -1,0 +1,82 @@
+// The service's asymmetric signing keys, shared by every instance through the database (private
+// halves encrypted). Tokens we issue carry the key id in their header; room servers verify them
+// offline against the public keys published at /.well-known/jwks.json.
+import { randomUUID } from 'node:crypto';
+import { desc, isNull } from 'drizzle-orm';
+import { jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import type { Db } from '../db/engine.ts';
+import type { SecretBox } from './secrets.ts';
+
+export const signingKeysTable = pgTable('signing_keys', {
+  kid: text('kid').primaryKey(),
+  alg: text('alg').notNull(),
+  publicJwk: jsonb('public_jwk').$type<JWK>().notNull(),
+  privateJwkEncrypted: text('private_jwk_encrypted').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  retiredAt: timestamp('retired_at', { withTimezone: true, mode: 'date' }),
+});
+
+export const SIGNING_ALG = 'ES256';
+
+export interface SigningKey {
+  kid: string;
+  alg: string;
+  privateKey: CryptoKey;
+  publicJwk: JWK;
+}
+
+export class SigningKeys {
+  readonly #db: Db;
+  readonly #box: SecretBox;
+  #current: SigningKey | undefined;
+  #publicJwks: JWK[] = [];
+  #verifyKeys = new Map<string, CryptoKey>();
+
+  constructor(db: Db, box: SecretBox) {
+    this.#db = db;
+    this.#box = box;
+  }
+
+  /** Loads the keys, creating the first one on an empty database. */
+  async load(): Promise<void> {
+    let rows = await this.#db.select().from(signingKeysTable).where(isNull(signingKeysTable.retiredAt)).orderBy(desc(signingKeysTable.createdAt));
+    if (rows.length === 0) {
+      const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
+      const kid = randomUUID();
+      const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: 'sig' };
+      const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG, use: 'sig' };
+      await this.#db.insert(signingKeysTable).values({ kid, alg: SIGNING_ALG, publicJwk, privateJwkEncrypted: this.#box.encrypt(JSON.stringify(privateJwk)) });
+      rows = await this.#db.select().from(signingKeysTable).where(isNull(signingKeysTable.retiredAt)).orderBy(desc(signingKeysTable.createdAt));
+    }
+    // Instances racing on an empty database may each insert a key: all are published, the newest signs.
+    const newest = rows[0]!;
+    this.#current = {
+      kid: newest.kid,
+      alg: newest.alg,
+      privateKey: (await importJWK(JSON.parse(this.#box.decrypt(newest.privateJwkEncrypted)) as JWK, newest.alg)) as CryptoKey,
+      publicJwk: newest.publicJwk,
+    };
+    this.#publicJwks = rows.map((r) => r.publicJwk);
+    this.#verifyKeys = new Map(await Promise.all(rows.map(async (r) => [r.kid, (await importJWK(r.publicJwk, r.alg)) as CryptoKey] as const)));
+  }
+
+  get current(): SigningKey {
+    if (!this.#current) throw new Error('signing keys not loaded');
+    return this.#current;
+  }
+
+  /** Private JWKs, for the OAuth provider's own signing. */
+  privateJwks(): Promise<JWK[]> {
+    return this.#db.select().from(signingKeysTable).where(isNull(signingKeysTable.retiredAt)).orderBy(desc(signingKeysTable.createdAt))
+      .then((rows) => rows.map((r) => JSON.parse(this.#box.decrypt(r.privateJwkEncrypted)) as JWK));
+  }
+
+  jwks(): { keys: JWK[] } {
+    return { keys: this.#publicJwks };
+  }
+
+  verifyKey(kid: string): CryptoKey | undefined {
+    return this.#verifyKeys.get(kid);
+  }
+}

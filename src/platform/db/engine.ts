@@ -1,0 +1,83 @@
+// The two database engines behind one Drizzle interface: embedded PGlite in the data dir (default) or
+// PostgreSQL through DATABASE_URL. Both speak the same SQL dialect, so stores never branch on engine.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import postgres from 'postgres';
+import { acquireDirLock } from './dir-lock.ts';
+
+/** A Drizzle handle: the database itself or an open transaction (same query API). */
+export type Db = PgDatabase<PgQueryResultHKT>;
+
+/** Runs plain SQL scripts inside one transaction (migrations); returns rows of the last statement. */
+export type ScriptRunner = (sql: string) => Promise<Record<string, unknown>[]>;
+
+export interface Database {
+  readonly engine: 'pglite' | 'postgres';
+  readonly db: Db;
+  /** One transaction over raw SQL text, for the migration runner. */
+  scriptTransaction<T>(fn: (run: ScriptRunner) => Promise<T>): Promise<T>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  poolSize?: number;
+}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 20) : openPglite(options.dataDir);
+}
+
+async function openPglite(dataDir: string): Promise<Database> {
+  mkdirSync(dataDir, { recursive: true });
+  // PGlite is single-process: a second process on the same directory silently loses writes.
+  const lock = acquireDirLock(join(dataDir, 'atrium.pid'));
+  let client: PGlite;
+  try {
+    client = await PGlite.create(join(dataDir, 'pglite'));
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  const db = drizzlePglite(client) as unknown as Db;
+  return {
+    engine: 'pglite',
+    db,
+    scriptTransaction: (fn) =>
+      client.transaction(async (tx) => fn(async (sql) => {
+        const results = await tx.exec(sql);
+        return (results.at(-1)?.rows ?? []) as Record<string, unknown>[];
+      })),
+    ping: async () => { await client.query('select 1'); },
+    close: async () => {
+      try {
+        await client.close();
+      } finally {
+        lock.release();
+      }
+    },
+  };
+}
+
+async function openPostgres(url: string, poolSize: number): Promise<Database> {
+  const sql = postgres(url, {
+    max: poolSize,
+    onnotice: () => {},
+    connection: { application_name: 'atrium' },
+  });
+  const db = drizzlePostgres(sql) as unknown as Db;
+  return {
+    engine: 'postgres',
+    db,
+    scriptTransaction: (fn) =>
+      sql.begin(async (tx) => fn(async (text) => [...(await tx.unsafe(text))] as Record<string, unknown>[])) as Promise<never>,
+    ping: async () => { await sql`select 1`; },
+    close: () => sql.end({ timeout: 5 }),
+  };
+}

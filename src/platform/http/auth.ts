@@ -1,0 +1,178 @@
+// Authentication and authorization for every route, driven by the `auth` requirement each route
+// declares in its config. Credential kinds plug in as verifiers (API keys, personal access tokens,
+// OAuth access tokens), so the mechanism knows nothing about how a kind is stored.
+//
+// Hot path: a verified credential and a user's project roles are cached for a few seconds, so a
+// request costs a cache hit, not a database round trip; revocation evicts locally at once and every
+// other instance within the cache lifetime.
+import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
+import { LRUCache } from 'lru-cache';
+import { forbidden, notFound, unauthorized } from './errors.ts';
+import { effectiveRoles, isRole, type Role } from './roles.ts';
+import { isUuid } from '../crypto/credentials.ts';
+
+export const CREDENTIAL_KINDS = ['api_key', 'user', 'oauth'] as const;
+export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
+
+export interface Principal {
+  kind: CredentialKind;
+  /** Id of the credential itself (API key id, token id, OAuth grant id). */
+  credentialId: string;
+  /** The user acting (personal access tokens, OAuth tokens). */
+  userId?: string | undefined;
+  /** API keys and OAuth tokens act for one project only. */
+  projectId?: string | undefined;
+  /** An API key's roles; undefined means the key acts as a project admin. */
+  keyRoles?: readonly Role[] | undefined;
+  /** OAuth scopes granted to the token. */
+  scopes?: ReadonlySet<string> | undefined;
+  clientId?: string | undefined;
+  /** Human-readable identity (email, key name) used as participant name. */
+  name: string;
+}
+
+export interface ProjectAccess {
+  projectId: string;
+  roles: ReadonlySet<Role>;
+}
+
+/**
+ * What a route requires. `permission` is 'public' (no credential), 'authenticated' (any accepted
+ * credential, no project), or a project role, which makes `:project_id` mandatory and checks the
+ * caller's roles in that project. OAuth tokens are accepted only by routes naming the scope needed.
+ */
+export interface AuthRequirement {
+  permission: 'public' | 'authenticated' | Role;
+  credentials?: readonly CredentialKind[];
+  oauthScope?: string;
+}
+
+export const DEFAULT_CREDENTIALS: readonly CredentialKind[] = ['api_key', 'user'];
+
+export interface CredentialVerifier {
+  kind: CredentialKind;
+  /** Cheap syntactic check: does this token look like this kind? */
+  matches(token: string): boolean;
+  /** Full verification; undefined when the credential is unknown, expired or revoked. */
+  verify(token: string): Promise<Principal | undefined>;
+}
+
+/** A user's direct roles in a project, or undefined when not a member. */
+export type MembershipLookup = (userId: string, projectId: string) => Promise<readonly string[] | undefined>;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthRequirement;
+  }
+  interface FastifyRequest {
+    principal: Principal | undefined;
+    access: ProjectAccess | undefined;
+  }
+}
+
+interface CachedPrincipal { principal: Principal }
+interface CachedRoles { roles: readonly string[] | undefined }
+
+export class Auth {
+  readonly #verifiers: CredentialVerifier[] = [];
+  readonly #credentials: LRUCache<string, CachedPrincipal>;
+  readonly #memberships: LRUCache<string, CachedRoles>;
+  #membershipLookup: MembershipLookup = async () => undefined;
+
+  constructor(cacheMs: number) {
+    this.#credentials = new LRUCache({ max: 50_000, ttl: Math.max(cacheMs, 1) });
+    this.#memberships = new LRUCache({ max: 50_000, ttl: Math.max(cacheMs, 1) });
+  }
+
+  addVerifier(verifier: CredentialVerifier): void {
+    this.#verifiers.push(verifier);
+  }
+
+  setMembershipLookup(lookup: MembershipLookup): void {
+    this.#membershipLookup = lookup;
+  }
+
+  async authenticate(token: string): Promise<Principal | undefined> {
+    const cached = this.#credentials.get(token);
+    if (cached) return cached.principal;
+    const verifier = this.#verifiers.find((v) => v.matches(token));
+    const principal = verifier ? await verifier.verify(token) : undefined;
+    if (principal) this.#credentials.set(token, { principal });
+    return principal;
+  }
+
+  /** Drops a revoked credential from this instance's cache at once. */
+  forgetCredential(credentialId: string): void {
+    for (const [token, entry] of this.#credentials.entries()) {
+      if (entry.principal.credentialId === credentialId) this.#credentials.delete(token);
+    }
+  }
+
+  forgetMembership(userId: string, projectId: string): void {
+    this.#memberships.delete(`${userId}:${projectId}`);
+  }
+
+  async directRoles(userId: string, projectId: string): Promise<readonly string[] | undefined> {
+    const key = `${userId}:${projectId}`;
+    const cached = this.#memberships.get(key);
+    if (cached) return cached.roles;
+    const roles = await this.#membershipLookup(userId, projectId);
+    this.#memberships.set(key, { roles });
+    return roles;
+  }
+
+  /** The caller's roles in a project; a project the caller cannot see is "not found". */
+  async projectAccess(principal: Principal, projectId: string): Promise<ProjectAccess> {
+    if (!isUuid(projectId)) throw notFound('Project');
+    if (principal.projectId !== undefined && principal.projectId !== projectId) throw notFound('Project');
+    if (principal.kind === 'api_key') {
+      return { projectId, roles: effectiveRoles(principal.keyRoles ?? ['admin']) };
+    }
+    const direct = principal.userId ? await this.directRoles(principal.userId, projectId) : undefined;
+    if (!direct) throw notFound('Project');
+    return { projectId, roles: effectiveRoles(direct) };
+  }
+}
+
+function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (!header) return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return match?.[1];
+}
+
+export function validateAuthRequirement(route: Pick<RouteOptions, 'method' | 'url' | 'config'>): string | undefined {
+  const auth = (route.config as { auth?: AuthRequirement } | undefined)?.auth;
+  const name = `${String(route.method)} ${route.url}`;
+  if (!auth) return `${name} declares no auth requirement`;
+  const { permission, credentials = DEFAULT_CREDENTIALS, oauthScope } = auth;
+  if (permission !== 'public' && permission !== 'authenticated' && !isRole(permission)) return `${name} has unknown permission ${permission}`;
+  if (isRole(permission) && !route.url.includes(':project_id')) return `${name} needs a project role but has no :project_id`;
+  if (credentials.includes('oauth') !== Boolean(oauthScope)) return `${name}: OAuth tokens are accepted exactly when an oauthScope is named`;
+  return undefined;
+}
+
+/** Installs the hook that enforces each route's declared requirement before its body is parsed. */
+export function installAuth(app: FastifyInstance, auth: Auth): void {
+  app.decorateRequest('principal', undefined);
+  app.decorateRequest('access', undefined);
+  app.addHook('onRequest', async (request) => {
+    const requirement = request.routeOptions.config.auth;
+    if (!requirement || requirement.permission === 'public') return;
+    const token = bearerToken(request);
+    if (!token) throw unauthorized();
+    const principal = await auth.authenticate(token);
+    if (!principal) throw unauthorized('The bearer credential is invalid, expired or revoked');
+    const accepted = requirement.credentials ?? DEFAULT_CREDENTIALS;
+    if (!accepted.includes(principal.kind)) throw forbidden(`This endpoint does not accept ${principal.kind.replace('_', ' ')} credentials`);
+    if (principal.kind === 'oauth' && !principal.scopes?.has(requirement.oauthScope!)) {
+      throw forbidden(`The access token lacks the ${requirement.oauthScope} scope`);
+    }
+    request.principal = principal;
+    if (requirement.permission === 'authenticated') return;
+    const projectId = (request.params as Record<string, string>).project_id!;
+    const access = await auth.projectAccess(principal, projectId);
+    if (!access.roles.has(requirement.permission)) throw forbidden(`This requires the ${requirement.permission} role in the project`);
+    request.access = access;
+  });
+}

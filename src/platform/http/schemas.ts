@@ -1,0 +1,40 @@
+// TypeBox building blocks shared by route declarations. Every string, array and object has a bound.
+import { Type, type TSchema } from 'typebox';
+
+export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
+export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' });
+
+/** A resource name: printable, no slashes or control characters. */
+export const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^/\\\\\\u0000-\\u001f\\u007f]+$' });
+export const Description = Type.String({ maxLength: 2000 });
+
+/** A JSON object with at most `maxProperties` keys (serialised size is bounded by the body limit). */
+export const JsonObject = (description?: string) =>
+  Type.Record(Type.String({ maxLength: 200 }), Type.Unknown(), { maxProperties: 200, ...(description ? { description } : {}) });
+
+/** Annotations: string → string. */
+export const StringMap = Type.Record(Type.String({ maxLength: 200 }), Type.String({ maxLength: 4000 }), { maxProperties: 200 });
+
+export const ProjectParams = Type.Object({ project_id: Uuid });
+export const withProject = <P extends Record<string, TSchema>>(props: P) => Type.Object({ project_id: Uuid, ...props });
+
+export const Ok = Type.Object({ ok: Type.Boolean() });
+export const OK = { ok: true } as const;
+
+/** limit/offset pagination (rooms, scheduled tasks…). */
+export const LimitOffsetQuery = {
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
+};
+
+/** count/offset/filter pagination (users, feeds, routes, OAuth clients…). */
+export const CountOffsetQuery = {
+  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
+  filter: Type.Optional(Type.String({ maxLength: 200 })),
+};
+
+/** Escapes LIKE wildcards so a user filter matches literally. */
+export function likeContains(filter: string): string {
+  return `%${filter.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}

@@ -1,0 +1,119 @@
+// Starts a real Atrium service for integration tests, on PGlite (temp data dir) or on the throwaway
+// PostgreSQL cluster of test/run.ts, and offers a tiny HTTP client and fixtures.
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, type TestContext } from 'node:test';
+import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { startService, type RunningService } from '../../src/main.ts';
+import { createApiKey } from '../../src/modules/api-keys/service.ts';
+import { createProject } from '../../src/modules/projects/service.ts';
+import { createUser, issuePersonalAccessToken } from '../../src/modules/users/service.ts';
+import { pgUrl, strict } from './env.ts';
+
+export type Engine = 'pglite' | 'postgres';
+export const ENGINES: Engine[] = ['pglite', 'postgres'];
+
+export interface TestService extends RunningService {
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+export function testConfig(engine: Engine, dataDir: string, env: Record<string, string> = {}): Config {
+  return loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    ATRIUM_DATA_DIR: dataDir,
+    ATRIUM_LOG_LEVEL: 'warn',
+    ...(engine === 'postgres' ? { DATABASE_URL: pgUrl! } : {}),
+    ...env,
+  });
+}
+
+/** A service on a fresh data dir. Its public URL is its real loopback address. */
+export async function startTestService(engine: Engine, env: Record<string, string> = {}): Promise<TestService> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
+  const log = pino({ level: process.env.ATRIUM_TEST_LOG_LEVEL ?? 'error' }) as unknown as FastifyBaseLogger;
+  // Listen first on an ephemeral port, then tell the service its own address as public URL.
+  const probe = await startService(testConfig(engine, dataDir, env), { log });
+  const port = new URL(probe.url).port;
+  await probe.close();
+  const service = await startService(testConfig(engine, dataDir, { PORT: port, ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...env }), { log });
+  return {
+    ...service,
+    dataDir,
+    async stop() {
+      await service.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Declares a suite once per engine. Without PostgreSQL the postgres suite is skipped, or fails in
+ * strict mode (CI).
+ */
+export function forEachEngine(name: string, body: (engine: Engine) => void): void {
+  for (const engine of ENGINES) {
+    if (engine === 'postgres' && !pgUrl) {
+      if (strict) describe(`${name} [postgres]`, () => { throw new Error('PostgreSQL not available in strict mode'); });
+      else describe(`${name} [postgres]`, { skip: 'PostgreSQL server not installed' }, () => {});
+      continue;
+    }
+    describe(`${name} [${engine}]`, () => body(engine));
+  }
+}
+
+export interface Response<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** Minimal JSON client: `call(service, 'GET', path, {token, json, body, headers})`. */
+export async function call<T = any>(base: string | { url: string }, method: string, path: string, options: { token?: string | undefined; json?: unknown; body?: BodyInit; headers?: Record<string, string> } = {}): Promise<Response<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body = options.body;
+  if (options.json !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    body = typeof options.json === 'string' ? options.json : JSON.stringify(options.json);
+  }
+  const response = await fetch(`${typeof base === 'string' ? base : base.url}${path}`, { method, headers, body: body ?? null });
+  const text = await response.text();
+  let parsed: unknown = text;
+  if ((response.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+  return { status: response.status, body: parsed as T, headers: response.headers };
+}
+
+export interface Tenant {
+  userId: string;
+  email: string;
+  password: string;
+  projectId: string;
+  apiKey: string;
+  userToken: string;
+}
+
+/** A user, their project (they are admin), an admin API key and a personal access token. */
+export async function createTenant(service: RunningService, label = 'tenant'): Promise<Tenant> {
+  const { db, secrets } = service.ctx;
+  const email = `${label}-${randomUUID()}@example.test`;
+  const password = 'correct horse battery staple';
+  const user = await createUser(db, { email, password, firstName: 'Test', lastName: label, emailVerified: true });
+  const project = await createProject(db, user.id, `${label} project`);
+  const key = await createApiKey(db, secrets, project.id, { name: `${label} key`, createdBy: user.id });
+  return { userId: user.id, email, password, projectId: project.id, apiKey: key.value, userToken: await issuePersonalAccessToken(db, user.id, 'test') };
+}
+
+/** A second user (no project) with a personal access token. */
+export async function createUserWithToken(service: RunningService, label = 'user'): Promise<{ userId: string; email: string; token: string }> {
+  const email = `${label}-${randomUUID()}@example.test`;
+  const user = await createUser(service.ctx.db, { email, password: 'correct horse battery staple', emailVerified: true });
+  return { userId: user.id, email, token: await issuePersonalAccessToken(service.ctx.db, user.id, 'test') };
+}
+
+export type { TestContext };
