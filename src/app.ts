@@ -1,5 +1,5 @@
 // Assembles the Fastify application from the platform mechanisms and the resource modules.
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -58,7 +58,8 @@ export async function buildApp(ctx: AppContext, extraModules: Module[] = []): Pr
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: ctx.config.trustProxy,
     return503OnClosing: true,
-    disableRequestLogging: true,
+    // Per-request info lines cost throughput; errors are still logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 

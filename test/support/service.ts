@@ -2,6 +2,7 @@
 // PostgreSQL cluster of test/run.ts, and offers a tiny HTTP client and fixtures.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, type TestContext } from 'node:test';
@@ -37,11 +38,9 @@ export function testConfig(engine: Engine, dataDir: string, env: Record<string, 
 export async function startTestService(engine: Engine, env: Record<string, string> = {}): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
   const log = pino({ level: process.env.ATRIUM_TEST_LOG_LEVEL ?? 'error' }) as unknown as FastifyBaseLogger;
-  // Listen first on an ephemeral port, then tell the service its own address as public URL.
-  const probe = await startService(testConfig(engine, dataDir, env), { log });
-  const port = new URL(probe.url).port;
-  await probe.close();
-  const service = await startService(testConfig(engine, dataDir, { PORT: port, ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...env }), { log });
+  // The public URL (OAuth issuer, room URLs) must be the real address, so pick the port first.
+  const port = await freePort();
+  const service = await startService(testConfig(engine, dataDir, { PORT: String(port), ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...env }), { log });
   return {
     ...service,
     dataDir,
@@ -50,6 +49,17 @@ export async function startTestService(engine: Engine, env: Record<string, strin
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
 }
 
 /**
