@@ -84,7 +84,7 @@ export interface Response<T = any> {
 }
 
 /** Minimal JSON client: `call(service, 'GET', path, {token, json, body, headers})`. */
-export async function call<T = any>(base: string | { url: string }, method: string, path: string, options: { token?: string | undefined; json?: unknown; body?: string | Uint8Array | ReadableStream; headers?: Record<string, string> } = {}): Promise<Response<T>> {
+export async function call<T = any>(base: string | { url: string }, method: string, path: string, options: { token?: string | undefined; json?: unknown; body?: RequestInit['body']; headers?: Record<string, string> } = {}): Promise<Response<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   let body = options.body;
