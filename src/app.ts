@@ -11,12 +11,16 @@ import { ErrorBody, installErrorHandling } from './platform/http/errors.ts';
 import { installMetrics } from './platform/http/metrics.ts';
 import agentRoutes from './modules/agents/routes.ts';
 import apiKeyRoutes from './modules/api-keys/routes.ts';
+import oauthClientRoutes from './modules/oauth-clients/routes.ts';
+import oauthServerRoutes from './oauth/routes.ts';
 import participantTokenRoutes from './modules/participant-tokens/routes.ts';
 import projectRoutes from './modules/projects/routes.ts';
 import roomRoutes from './modules/rooms/routes.ts';
+import sessionRoutes from './modules/sessions/routes.ts';
 import storageRoutes from './modules/storage/routes.ts';
 import systemRoutes from './modules/system/routes.ts';
 import userRoutes from './modules/users/routes.ts';
+import webhookRoutes from './modules/webhooks/routes.ts';
 
 export type Api = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -32,10 +36,18 @@ export const modules: Module[] = [
   apiKeyRoutes,
   storageRoutes,
   participantTokenRoutes,
+  oauthClientRoutes,
+  oauthServerRoutes,
+  webhookRoutes,
+  sessionRoutes,
 ];
 
-/** Prefixes served by plugins that do their own authentication (documented in docs/permissions.md). */
-export const PLUGIN_ROUTE_PREFIXES = ['/docs'];
+/**
+ * Prefixes served by plugins that do their own authentication (documented in docs/permissions.md).
+ * /oauth and the two discovery documents are oidc-provider's: it authenticates clients and tokens
+ * by the OAuth rules itself (client secrets, PKCE, code and token checks), see docs/oauth.md.
+ */
+export const PLUGIN_ROUTE_PREFIXES = ['/docs', '/oauth', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'];
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 

@@ -6,6 +6,7 @@ import type { SecretBox } from './platform/crypto/secrets.ts';
 import type { SigningKeys } from './platform/crypto/signing-keys.ts';
 import type { Database, Db } from './platform/db/engine.ts';
 import type { Auth } from './platform/http/auth.ts';
+import type { Mailer } from './platform/mail/mailer.ts';
 
 export interface AppContext {
   config: Config;
@@ -15,5 +16,7 @@ export interface AppContext {
   keys: SigningKeys;
   blobs: BlobStore;
   auth: Auth;
+  /** Outgoing mail (SMTP, or the development outbox). */
+  mail: Mailer;
   log: FastifyBaseLogger;
 }

@@ -8,16 +8,35 @@ import type { AppContext } from './context.ts';
 import { FileBlobStore } from './platform/blobs/store.ts';
 import { SecretBox, loadSecretKey } from './platform/crypto/secrets.ts';
 import { SigningKeys } from './platform/crypto/signing-keys.ts';
+import { createMailer } from './platform/mail/mailer.ts';
 import { openDatabase } from './platform/db/engine.ts';
 import { migrate } from './platform/db/migrate.ts';
 import { Auth } from './platform/http/auth.ts';
+import { JobWorker } from './platform/jobs/worker.ts';
 import { apiKeyVerifier } from './modules/api-keys/service.ts';
 import { memberRoles } from './modules/projects/store.ts';
+import { webhookDeliveryHandler } from './modules/webhooks/delivery.ts';
 import { personalAccessTokenVerifier } from './modules/users/service.ts';
 
 export interface Background {
   start(): void;
   stop(): Promise<void>;
+}
+
+/**
+ * The background work every instance runs unless told otherwise: the outbox worker, with the handler
+ * of every job topic. Instances on one PostgreSQL share the jobs (SKIP LOCKED leases).
+ */
+export function defaultWorkers(ctx: AppContext): Background[] {
+  const delivery = webhookDeliveryHandler(ctx);
+  const jobs = new JobWorker(ctx.database, { handlers: [delivery], ...ctx.config.jobs, log: ctx.log });
+  return [{
+    start: () => jobs.start(),
+    stop: async () => {
+      await jobs.stop();
+      delivery.close();
+    },
+  }];
 }
 
 /** Opens the database and everything that stands on it; no HTTP yet. */
@@ -42,6 +61,7 @@ export async function openContext(config: Config, log?: FastifyBaseLogger): Prom
       keys,
       blobs: new FileBlobStore(join(config.dataDir, 'blobs')),
       auth,
+      mail: createMailer(config.mail, database.db),
       log: logger,
     };
   } catch (error) {
@@ -56,7 +76,7 @@ export interface RunningService extends BuiltApp {
   close(): Promise<void>;
 }
 
-/** Starts the HTTP server and background workers; `close()` drains requests, then the database. */
+/** Starts the HTTP server and background workers (`defaultWorkers` unless `workers` is given); `close()` drains requests, then the database. */
 export async function startService(config: Config, options: { log?: FastifyBaseLogger; modules?: Module[]; workers?: (ctx: AppContext) => Background[] } = {}): Promise<RunningService> {
   const ctx = await openContext(config, options.log);
   let built: BuiltApp;
@@ -67,7 +87,7 @@ export async function startService(config: Config, options: { log?: FastifyBaseL
     await ctx.database.close();
     throw error;
   }
-  const workers = options.workers?.(ctx) ?? [];
+  const workers = (options.workers ?? defaultWorkers)(ctx);
   for (const worker of workers) worker.start();
   const address = built.app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

@@ -1,7 +1,8 @@
 // `atrium bootstrap`: the first admin, their project and fresh credentials, idempotently.
+import { parseArgs } from 'node:util';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from '../config.ts';
+import { loadConfig, type Config } from '../config.ts';
 import { openContext } from '../main.ts';
 import { createApiKey } from '../modules/api-keys/service.ts';
 import { createProject } from '../modules/projects/service.ts';
@@ -43,4 +44,47 @@ export async function bootstrap(config: Config, input: BootstrapInput): Promise<
   } finally {
     await ctx.database.close();
   }
+}
+
+/** `atrium bootstrap --email E --password P --project NAME [--json]`. */
+export async function bootstrapCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      email: { type: 'string' },
+      password: { type: 'string' },
+      project: { type: 'string' },
+      'first-name': { type: 'string' },
+      'last-name': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  if (!values.email || !values.password || !values.project) {
+    process.stderr.write('bootstrap needs --email, --password and --project\n');
+    return 2;
+  }
+  let result: BootstrapResult;
+  try {
+    result = await bootstrap(loadConfig(), {
+      email: values.email,
+      password: values.password,
+      project: values.project,
+      firstName: values['first-name'],
+      lastName: values['last-name'],
+    });
+  } catch (error) {
+    if (!(error instanceof BootstrapError)) throw error;
+    process.stderr.write(`atrium: ${error.message}\n`);
+    return 2;
+  }
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+  } else {
+    process.stdout.write(
+      `Admin user:  ${values.email} (${result.user_id})\nProject:     ${values.project} (${result.project_id})\n` +
+      `API key:     ${result.api_key}\nUser token:  ${result.user_token}\nStore both credentials now: they are not shown again.\n`,
+    );
+  }
+  return 0;
 }

@@ -1,9 +1,6 @@
 // The `atrium` command.
-import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config.ts';
 import { DirLockedError } from '../platform/db/dir-lock.ts';
-import { bootstrap, BootstrapError } from './bootstrap.ts';
-import { serve } from './serve.ts';
 
 const USAGE = `Usage: atrium <command> [options]
 
@@ -11,47 +8,30 @@ Commands:
   serve                     Run the API, OAuth server and workers (what \`npm start\` runs)
   bootstrap                 Create (idempotently) an admin user, a project and a new API key
       --email E --password P --project NAME [--first-name F] [--last-name L] [--json]
+  webhooks listen           Receive webhooks locally; print each verified event as a JSON line
+      [--port 8080] [--host 127.0.0.1] [--secret S | env ATRIUM_WEBHOOK_SECRET] [--no-verify] [--path /webhook]
+  login                     Sign in through the browser (loopback redirect, PKCE)
+      [--server URL] [--no-browser] [--device: with a device code, for machines without a browser]
+  whoami                    Show who you are signed in as  [--server URL] [--json]
+  logout                    Revoke the sign-in at the server and forget it  [--server URL]
   help                      Show this help
 
 Settings come from the environment: PORT (8000), ATRIUM_PUBLIC_URL, ATRIUM_DATA_DIR (./data),
 DATABASE_URL (PostgreSQL; embedded PGlite when unset), ATRIUM_SECRET_KEY, ATRIUM_LOG_LEVEL.
+login/whoami/logout talk to --server, else ATRIUM_PUBLIC_URL, else http://localhost:8000, and keep
+tokens in ~/.config/atrium/credentials.json (ATRIUM_CONFIG_DIR overrides the directory).
 See README.md for all of them.`;
 
 type Command = (args: string[]) => Promise<number>;
 
+// Each command's code is loaded only when it runs, so `atrium whoami` does not load the server.
 const commands: Record<string, Command> = {
-  serve: async () => serve(loadConfig()),
-  bootstrap: async (args) => {
-    const { values } = parseArgs({
-      args,
-      options: {
-        email: { type: 'string' },
-        password: { type: 'string' },
-        project: { type: 'string' },
-        'first-name': { type: 'string' },
-        'last-name': { type: 'string' },
-        json: { type: 'boolean', default: false },
-      },
-      strict: true,
-    });
-    if (!values.email || !values.password || !values.project) {
-      process.stderr.write('bootstrap needs --email, --password and --project\n');
-      return 2;
-    }
-    const result = await bootstrap(loadConfig(), {
-      email: values.email,
-      password: values.password,
-      project: values.project,
-      firstName: values['first-name'],
-      lastName: values['last-name'],
-    });
-    if (values.json) {
-      process.stdout.write(`${JSON.stringify(result)}\n`);
-    } else {
-      process.stdout.write(`Admin user:  ${values.email} (${result.user_id})\nProject:     ${values.project} (${result.project_id})\nAPI key:     ${result.api_key}\nUser token:  ${result.user_token}\nStore both credentials now: they are not shown again.\n`);
-    }
-    return 0;
-  },
+  serve: async () => (await import('./serve.ts')).serve(loadConfig()),
+  bootstrap: async (args) => (await import('./bootstrap.ts')).bootstrapCommand(args),
+  webhooks: async (args) => (await import('./webhooks.ts')).webhooksCommand(args),
+  login: async (args) => (await import('./login.ts')).loginCommand(args),
+  whoami: async (args) => (await import('./login.ts')).whoamiCommand(args),
+  logout: async (args) => (await import('./login.ts')).logoutCommand(args),
   help: async () => {
     process.stdout.write(`${USAGE}\n`);
     return 0;
@@ -68,7 +48,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     return await command(rest);
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof DirLockedError || error instanceof BootstrapError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (error instanceof ConfigError || error instanceof DirLockedError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`atrium: ${(error as Error).message}\n`);
       return 2;
     }

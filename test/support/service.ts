@@ -23,13 +23,17 @@ export interface TestService extends RunningService {
   stop(): Promise<void>;
 }
 
+/** Fixed (test-only) encryption key for every service on the shared test PostgreSQL. */
+export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
+
 export function testConfig(engine: Engine, dataDir: string, env: Record<string, string> = {}): Config {
   return loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
     ATRIUM_DATA_DIR: dataDir,
     ATRIUM_LOG_LEVEL: 'warn',
-    ...(engine === 'postgres' ? { DATABASE_URL: pgUrl! } : {}),
+    // Instances sharing one PostgreSQL must share the key that encrypts stored secrets.
+    ...(engine === 'postgres' ? { DATABASE_URL: pgUrl!, ATRIUM_SECRET_KEY: TEST_SECRET_KEY } : {}),
     ...env,
   });
 }

@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import type { Api } from '../../app.ts';
 import type { AppContext } from '../../context.ts';
-import { Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
+import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -39,6 +39,6 @@ export default function agentRoutes(app: Api, ctx: AppContext): void {
 
   app.post('/accounts/projects/:project_id/agents/:agent_name/connect', {
     config: { auth: { permission: 'member' } },
-    schema: { tags, summary: 'Connection info for a managed agent', params: ByName, body: Type.Optional(Type.Object({})), response: { 200: schema.AgentConnection } },
+    schema: { tags, summary: 'Connection info for a managed agent', params: ByName, body: EmptyBody, response: { 200: schema.AgentConnection } },
   }, async (request) => service.connectAgent(ctx, request.principal!, request.access!, request.params.agent_name));
 }

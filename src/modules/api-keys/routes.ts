@@ -14,7 +14,7 @@ export default function apiKeyRoutes(app: Api, ctx: AppContext): void {
     config: { auth: { permission: 'admin' } },
     schema: { tags, summary: 'Create an API key; the response carries its value, once', params: ProjectParams, body: schema.ApiKeyCreate, response: { 201: schema.ApiKeyCreated } },
   }, async (request, reply) => {
-    service.assertCanGrant(request.principal!, request.body.roles);
+    service.assertCanGrant(request.access!.roles, request.body.roles);
     const created = await service.createApiKey(ctx.db, ctx.secrets, request.params.project_id, { ...request.body, createdBy: request.principal!.userId });
     return reply.status(201).send(created);
   });

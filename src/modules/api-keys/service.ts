@@ -6,7 +6,7 @@ import { newApiKey, parseApiKey } from '../../platform/crypto/credentials.ts';
 import { hashSecret, secretMatches } from '../../platform/crypto/secrets.ts';
 import type { CredentialVerifier, Principal } from '../../platform/http/auth.ts';
 import { forbidden, notFound } from '../../platform/http/errors.ts';
-import { isRole, type Role } from '../../platform/http/roles.ts';
+import { effectiveRoles, isRole, type Role } from '../../platform/http/roles.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import type { SecretBox } from '../../platform/crypto/secrets.ts';
 import * as store from './store.ts';
@@ -37,11 +37,13 @@ export async function createApiKey(db: Db, box: SecretBox, projectId: string, in
   return { ...apiKeyView(row), value: key.value };
 }
 
-/** A key may only mint keys with roles it holds itself, or it could escalate. */
-export function assertCanGrant(principal: Principal, roles: readonly Role[] | null | undefined): void {
-  if (principal.kind !== 'api_key' || !principal.keyRoles) return;
-  const wanted = roles ?? ['admin'];
-  if (!wanted.every((r) => principal.keyRoles!.includes(r))) throw forbidden('A key cannot create a key with roles it does not hold');
+/**
+ * A caller may only mint keys whose roles (with what they imply) it holds itself, or a narrowed key
+ * could escalate. `held` are the caller's effective roles in the project.
+ */
+export function assertCanGrant(held: ReadonlySet<Role>, roles: readonly Role[] | null | undefined): void {
+  const wanted = effectiveRoles(roles ?? ['admin']);
+  if (![...wanted].every((r) => held.has(r))) throw forbidden('A key cannot be given roles its creator does not hold');
 }
 
 export async function revokeApiKey(ctx: AppContext, projectId: string, keyId: string): Promise<void> {

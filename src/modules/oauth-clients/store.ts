@@ -1,8 +1,9 @@
 // OAuth clients. Management queries are keyed by project; the authorization server looks a client
 // up by its globally unique client_id alone (findOAuthClient).
-import { eq } from 'drizzle-orm';
+import { and, asc, count, eq, ilike, or } from 'drizzle-orm';
 import { boolean, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import type { Db } from '../../platform/db/engine.ts';
+import { likeContains } from '../../platform/http/schemas.ts';
 import { bytea } from '../users/store.ts';
 
 export const oauthClientsTable = pgTable('oauth_clients', {
@@ -26,4 +27,41 @@ export type OAuthClientRow = typeof oauthClientsTable.$inferSelect;
 export async function findOAuthClient(db: Db, clientId: string): Promise<OAuthClientRow | undefined> {
   const [row] = await db.select().from(oauthClientsTable).where(eq(oauthClientsTable.clientId, clientId));
   return row;
+}
+
+export async function insertOAuthClient(db: Db, client: typeof oauthClientsTable.$inferInsert): Promise<OAuthClientRow> {
+  const [row] = await db.insert(oauthClientsTable).values(client).returning();
+  return row!;
+}
+
+export async function findProjectOAuthClient(db: Db, projectId: string, clientId: string, options: { forUpdate?: boolean } = {}): Promise<OAuthClientRow | undefined> {
+  const query = db.select().from(oauthClientsTable).where(and(eq(oauthClientsTable.projectId, projectId), eq(oauthClientsTable.clientId, clientId)));
+  const [row] = options.forUpdate ? await query.for('update') : await query;
+  return row;
+}
+
+export async function listOAuthClients(db: Db, projectId: string, page: { count: number; offset: number; filter?: string | undefined }) {
+  const where = and(
+    eq(oauthClientsTable.projectId, projectId),
+    page.filter ? or(ilike(oauthClientsTable.name, likeContains(page.filter)), ilike(oauthClientsTable.clientId, likeContains(page.filter))) : undefined,
+  );
+  const [rows, [total]] = await Promise.all([
+    db.select().from(oauthClientsTable).where(where).orderBy(asc(oauthClientsTable.createdAt), asc(oauthClientsTable.clientId)).limit(page.count).offset(page.offset),
+    db.select({ n: count() }).from(oauthClientsTable).where(where),
+  ]);
+  return { rows, total: Number(total?.n ?? 0) };
+}
+
+export type OAuthClientChanges = Partial<Pick<OAuthClientRow, 'name' | 'redirectUris' | 'grantTypes' | 'responseTypes' | 'scope' | 'metadata'>>;
+
+export async function updateOAuthClient(db: Db, projectId: string, clientId: string, changes: OAuthClientChanges): Promise<OAuthClientRow | undefined> {
+  const [row] = await db.update(oauthClientsTable).set({ ...changes, updatedAt: new Date() })
+    .where(and(eq(oauthClientsTable.projectId, projectId), eq(oauthClientsTable.clientId, clientId))).returning();
+  return row;
+}
+
+export async function deleteOAuthClient(db: Db, projectId: string, clientId: string): Promise<boolean> {
+  const rows = await db.delete(oauthClientsTable)
+    .where(and(eq(oauthClientsTable.projectId, projectId), eq(oauthClientsTable.clientId, clientId))).returning({ clientId: oauthClientsTable.clientId });
+  return rows.length > 0;
 }

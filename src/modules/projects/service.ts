@@ -63,6 +63,7 @@ export async function addMember(ctx: AppContext, projectId: string, input: { use
   if (input.project_id !== undefined && input.project_id !== projectId) throw badRequest('body.project_id does not match the project in the path');
   if (!(await findUserById(ctx.db, input.user_id))) throw notFound('User');
   await ctx.db.transaction(async (tx) => {
+    if (!(await store.lockProject(tx, projectId))) throw notFound('Project');
     const current = (await store.memberRoles(tx, projectId, input.user_id)) ?? [];
     await store.upsertMember(tx, projectId, input.user_id, directRolesFrom(current, input));
     await guardLastAdmin(tx, projectId);
@@ -72,6 +73,7 @@ export async function addMember(ctx: AppContext, projectId: string, input: { use
 
 export async function updateMember(ctx: AppContext, projectId: string, userId: string, input: { roles?: Role[] | undefined } & LegacyFlags): Promise<void> {
   await ctx.db.transaction(async (tx) => {
+    if (!(await store.lockProject(tx, projectId))) throw notFound('Project');
     const current = await store.memberRoles(tx, projectId, userId);
     if (!current) throw notFound('Project user');
     await store.setMemberRoles(tx, projectId, userId, directRolesFrom(current, input));
@@ -82,6 +84,7 @@ export async function updateMember(ctx: AppContext, projectId: string, userId: s
 
 export async function removeMember(ctx: AppContext, projectId: string, userId: string): Promise<void> {
   await ctx.db.transaction(async (tx) => {
+    if (!(await store.lockProject(tx, projectId))) throw notFound('Project');
     if (!(await store.deleteMember(tx, projectId, userId))) throw notFound('Project user');
     await guardLastAdmin(tx, projectId);
   });

@@ -51,6 +51,15 @@ export async function replaceSettings(db: Db, projectId: string, settings: Recor
   return row;
 }
 
+/**
+ * Locks the project row until the transaction ends, so that membership changes of one project run
+ * one at a time and the last-admin check sees every committed change.
+ */
+export async function lockProject(db: Db, projectId: string): Promise<boolean> {
+  const rows = await db.select({ id: projectsTable.id }).from(projectsTable).where(eq(projectsTable.id, projectId)).for('update');
+  return rows.length > 0;
+}
+
 export async function memberRoles(db: Db, projectId: string, userId: string): Promise<string[] | undefined> {
   const [row] = await db.select({ roles: projectMembersTable.roles }).from(projectMembersTable)
     .where(and(eq(projectMembersTable.projectId, projectId), eq(projectMembersTable.userId, userId)));

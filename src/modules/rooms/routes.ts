@@ -2,7 +2,7 @@
 import { Type } from 'typebox';
 import type { Api } from '../../app.ts';
 import type { AppContext } from '../../context.ts';
-import { Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
+import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -53,7 +53,7 @@ export default function roomRoutes(app: Api, ctx: AppContext): void {
     config: { auth: { permission: 'member', credentials: ['api_key', 'user', 'oauth'], oauthScope: 'rooms:connect' } },
     schema: {
       tags, summary: 'Connection info for a room: a participant token and the room URL', params: ByName,
-      body: Type.Optional(Type.Object({})), response: { 200: schema.RoomConnection },
+      body: EmptyBody, response: { 200: schema.RoomConnection },
     },
   }, async (request) => service.connectRoom(ctx, request.principal!, request.access!, request.params.room_name));
 }

@@ -3,6 +3,7 @@
 import { badRequest } from '../../platform/http/errors.ts';
 
 export const MAX_PATH_LENGTH = 1024;
+export const MAX_SEGMENT_BYTES = 255;
 
 export function normaliseStoragePath(raw: string, { allowRoot = false } = {}): string {
   if (raw.length > MAX_PATH_LENGTH) throw badRequest(`path is longer than ${MAX_PATH_LENGTH} characters`, 'invalid_path');
@@ -12,5 +13,7 @@ export function normaliseStoragePath(raw: string, { allowRoot = false } = {}): s
   const segments = raw.replaceAll('\\', '/').split('/').filter((s) => s !== '' && s !== '.');
   if (segments.includes('..')) throw badRequest('path may not contain ".."', 'invalid_path');
   if (segments.length === 0 && !allowRoot) throw badRequest('path names no file', 'invalid_path');
+  // File systems refuse longer names (NAME_MAX); refusing here keeps that a 400, not a 500.
+  if (segments.some((s) => Buffer.byteLength(s) > MAX_SEGMENT_BYTES)) throw badRequest(`each path segment may have at most ${MAX_SEGMENT_BYTES} bytes`, 'invalid_path');
   return segments.join('/');
 }

@@ -1,5 +1,6 @@
-// Project storage: raw-byte upload (streamed, size-limited) and download.
-import type { Readable } from 'node:stream';
+// Project storage: raw-byte upload (streamed, size-limited), download, delete and folder listing.
+// Uploads and deletes emit storage.file.updated / storage.file.deleted webhook events.
+import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { Api } from '../../app.ts';
 import type { AppContext } from '../../context.ts';
@@ -7,11 +8,27 @@ import { ProjectParams } from '../../platform/http/schemas.ts';
 import { MAX_PATH_LENGTH } from './paths.ts';
 import * as service from './service.ts';
 
+const Entry = Type.Object({
+  name: Type.String(),
+  path: Type.String({ description: 'Relative path from the project storage root' }),
+  is_folder: Type.Boolean(),
+  size: Type.Union([Type.Integer(), Type.Null()], { description: 'Bytes; null for folders' }),
+  updated_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
+const Listing = Type.Object({
+  path: Type.String({ description: 'The folder listed ("" for the root)' }),
+  files: Type.Array(Entry),
+  truncated: Type.Boolean({ description: `true when the folder has more than ${service.MAX_LISTING} entries` }),
+});
+const FolderQuery = Type.Object({ path: Type.Optional(Type.String({ maxLength: MAX_PATH_LENGTH, default: '', description: 'Folder to list; the root when empty' })) });
+
 const tags = ['Project storage'];
 const PathQuery = Type.Object({ path: Type.String({ minLength: 1, maxLength: MAX_PATH_LENGTH, description: 'Relative file path, e.g. `docs/readme.md`' }) });
 
 export default function storageRoutes(app: Api, ctx: AppContext): void {
-  // Upload bodies are streamed to the blob store as they arrive, whatever their content type.
+  // Upload bodies are streamed to the blob store as they arrive, whatever their content type (also
+  // application/json and text/plain, which would otherwise be parsed, and capped at the JSON limit).
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
 
   app.post('/projects/:project_id/storage/upload', {
@@ -21,7 +38,12 @@ export default function storageRoutes(app: Api, ctx: AppContext): void {
       description: `413 when larger than ATRIUM_MAX_UPLOAD_BYTES (default ${100 * 1024 * 1024} bytes). The file is replaced atomically.`,
       response: { 200: Type.Object({ path: Type.String(), size: Type.Integer() }) },
     },
-  }, async (request) => service.uploadFile(ctx, request.params.project_id, request.query.path, request.body as Readable));
+  }, async (request) => {
+    if (Number(request.headers['content-length']) > ctx.config.maxUploadBytes) throw service.uploadTooLarge(ctx.config.maxUploadBytes);
+    // No body at all (no parser ran) is an empty file.
+    const body = (request.body as Readable | undefined) ?? Readable.from([]);
+    return service.uploadFile(ctx, request.params.project_id, request.query.path, body, service.participantIdOf(request.principal!));
+  });
 
   app.get('/projects/:project_id/storage/download', {
     config: { auth: { permission: 'member' } },
@@ -33,4 +55,20 @@ export default function storageRoutes(app: Api, ctx: AppContext): void {
     const blob = await service.downloadFile(ctx, request.params.project_id, request.query.path);
     return reply.type('application/octet-stream').header('content-length', blob.size).send(blob.stream);
   });
+
+  app.delete('/projects/:project_id/storage', {
+    config: { auth: { permission: 'developer' } },
+    schema: {
+      tags, summary: 'Delete a file; 404 when missing', params: ProjectParams, querystring: PathQuery,
+      response: { 200: Type.Object({ path: Type.String() }) },
+    },
+  }, async (request) => service.deleteFile(ctx, request.params.project_id, request.query.path, service.participantIdOf(request.principal!)));
+
+  app.get('/projects/:project_id/storage', {
+    config: { auth: { permission: 'member' } },
+    schema: {
+      tags, summary: 'List the files and folders directly inside a folder', params: ProjectParams, querystring: FolderQuery,
+      response: { 200: Listing },
+    },
+  }, async (request) => service.listFolder(ctx, request.params.project_id, request.query.path ?? ''));
 }

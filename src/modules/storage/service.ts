@@ -1,21 +1,55 @@
 // Project storage: files of a project in the blob store under `projects/<project_id>/`.
+//
+// Writes and deletes emit storage.file.updated / storage.file.deleted. The bytes live in the blob
+// store, not in the database, so they cannot share the event's transaction. The order is chosen so
+// that an event never announces a change that did not happen: the blob is written first (to a
+// temporary file, then atomically renamed into place) or deleted, and only then do the event, its
+// deliveries and their outbox jobs commit, in one transaction. The caller hears success only after
+// that commit; if the process dies in between, the request fails, the file may have changed
+// without an event, and the caller's retry of the write (or delete) emits it.
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../../context.ts';
-import { BlobTooLargeError } from '../../platform/blobs/store.ts';
-import { notFound, tooLarge } from '../../platform/http/errors.ts';
+import { BlobConflictError, BlobTooLargeError } from '../../platform/blobs/store.ts';
+import type { Principal } from '../../platform/http/auth.ts';
+import { ApiError, conflict, notFound } from '../../platform/http/errors.ts';
+import { emitEvent } from '../webhooks/events.ts';
 import { normaliseStoragePath } from './paths.ts';
 
-const blobKey = (projectId: string, path: string) => `projects/${projectId}/${path}`;
+const projectRoot = (projectId: string) => `projects/${projectId}`;
+const blobKey = (projectId: string, path: string) => `${projectRoot(projectId)}/${path}`;
 
-export async function uploadFile(ctx: AppContext, projectId: string, rawPath: string, body: Readable): Promise<{ path: string; size: number }> {
+/** Most entries a listing returns. */
+export const MAX_LISTING = 10_000;
+
+/** Who changed a file, as events name them: the user, or the API key when no user acts. */
+export function participantIdOf(principal: Principal): string {
+  return principal.userId ?? principal.credentialId;
+}
+
+/**
+ * The upload is refused while the client may still be sending: closing the connection after the
+ * 413 spares reading (or waiting on) the rest of the body.
+ */
+export function uploadTooLarge(maxBytes: number): ApiError {
+  return new ApiError(413, 'payload_too_large', `Upload exceeds the ${maxBytes}-byte limit (ATRIUM_MAX_UPLOAD_BYTES)`, { connection: 'close' });
+}
+
+/**
+ * Writes a file and emits storage.file.updated. `participantId` names the writer: a user or API key
+ * id for requests, or the service feature that wrote it (e.g. a feed subscription).
+ */
+export async function uploadFile(ctx: AppContext, projectId: string, rawPath: string, body: Readable, participantId: string): Promise<{ path: string; size: number }> {
   const path = normaliseStoragePath(rawPath);
+  let size: number;
   try {
-    const { size } = await ctx.blobs.put(blobKey(projectId, path), body, ctx.config.maxUploadBytes);
-    return { path, size };
+    ({ size } = await ctx.blobs.put(blobKey(projectId, path), body, ctx.config.maxUploadBytes));
   } catch (error) {
-    if (error instanceof BlobTooLargeError) throw tooLarge(error.message);
+    if (error instanceof BlobTooLargeError) throw uploadTooLarge(ctx.config.maxUploadBytes);
+    if (error instanceof BlobConflictError) throw conflict(`${path} clashes with an existing file or folder`);
     throw error;
   }
+  await ctx.db.transaction((tx) => emitEvent(tx, projectId, 'storage.file.updated', { path, participant_id: participantId }));
+  return { path, size };
 }
 
 export async function downloadFile(ctx: AppContext, projectId: string, rawPath: string) {
@@ -23,4 +57,38 @@ export async function downloadFile(ctx: AppContext, projectId: string, rawPath: 
   const blob = await ctx.blobs.get(blobKey(projectId, path));
   if (!blob) throw notFound('File');
   return blob;
+}
+
+/** Deletes a file and emits storage.file.deleted; 404 when there is no such file. */
+export async function deleteFile(ctx: AppContext, projectId: string, rawPath: string, participantId: string): Promise<{ path: string }> {
+  const path = normaliseStoragePath(rawPath);
+  if (!(await ctx.blobs.delete(blobKey(projectId, path)))) throw notFound('File');
+  await ctx.db.transaction((tx) => emitEvent(tx, projectId, 'storage.file.deleted', { path, participant_id: participantId }));
+  return { path };
+}
+
+export interface StorageEntry {
+  name: string;
+  path: string;
+  is_folder: boolean;
+  size: number | null;
+  updated_at: string | null;
+}
+
+/** The files and folders directly inside a folder (the root when `rawFolder` is empty). */
+export async function listFolder(ctx: AppContext, projectId: string, rawFolder: string): Promise<{ path: string; files: StorageEntry[]; truncated: boolean }> {
+  const folder = normaliseStoragePath(rawFolder, { allowRoot: true });
+  const blobs = await ctx.blobs.list(folder ? blobKey(projectId, folder) : projectRoot(projectId));
+  const entries = new Map<string, StorageEntry>();
+  for (const blob of blobs) {
+    const [first, ...rest] = blob.path.split('/');
+    const path = folder ? `${folder}/${first}` : first!;
+    if (rest.length > 0) {
+      if (!entries.has(path)) entries.set(path, { name: first!, path, is_folder: true, size: null, updated_at: null });
+    } else {
+      entries.set(path, { name: first!, path, is_folder: false, size: blob.size, updated_at: blob.updatedAt.toISOString() });
+    }
+  }
+  const files = [...entries.values()].sort((a, b) => a.name.localeCompare(b.name));
+  return { path: folder, files: files.slice(0, MAX_LISTING), truncated: files.length > MAX_LISTING };
 }

@@ -27,13 +27,13 @@ export default function systemRoutes(app: Api, ctx: AppContext): void {
 
   app.get('/metrics', {
     config: publicRoute,
-    schema: { tags: ['System'], summary: 'Prometheus metrics', produces: ['text/plain'] },
+    schema: { tags: ['System'], summary: 'Prometheus metrics', produces: ['text/plain'], response: { 200: Type.String({ description: 'Prometheus text exposition format' }) } },
   }, async (_request, reply) => reply.type(registry.contentType).send(await registry.metrics()));
 
   app.get('/openapi.json', {
     config: publicRoute,
-    schema: { tags: ['System'], summary: 'This API as OpenAPI 3.1', hide: true },
-  }, async () => app.swagger());
+    schema: { tags: ['System'], summary: 'This API as OpenAPI 3.1', hide: true, response: { 200: Type.Object({ openapi: Type.String() }, { additionalProperties: true }) } },
+  }, async () => (await app.swagger()) as { openapi: string });
 
   app.get('/.well-known/jwks.json', {
     config: publicRoute,

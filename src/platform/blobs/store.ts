@@ -27,6 +27,12 @@ export interface BlobStore {
 
 export class BlobTooLargeError extends Error {}
 
+/** The key cannot be a file: a folder has that name, or a file sits where a folder should be. */
+export class BlobConflictError extends Error {}
+
+const CONFLICT_CODES = new Set(['EEXIST', 'ENOTDIR', 'EISDIR']);
+const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
 export class FileBlobStore implements BlobStore {
   readonly #root: string;
 
@@ -42,7 +48,12 @@ export class FileBlobStore implements BlobStore {
 
   async put(key: string, body: Readable, maxBytes: number): Promise<{ size: number }> {
     const file = this.#file(key);
-    await mkdir(dirname(file), { recursive: true });
+    try {
+      await mkdir(dirname(file), { recursive: true });
+    } catch (error) {
+      if (CONFLICT_CODES.has(errnoOf(error) ?? '')) throw new BlobConflictError(`${key} is below a file`);
+      throw error;
+    }
     const temp = join(this.#root, '.tmp', `${randomUUID()}`);
     await mkdir(dirname(temp), { recursive: true });
     let size = 0;
@@ -62,6 +73,7 @@ export class FileBlobStore implements BlobStore {
       return { size };
     } catch (error) {
       await rm(temp, { force: true });
+      if (CONFLICT_CODES.has(errnoOf(error) ?? '')) throw new BlobConflictError(`${key} is a folder`);
       throw error;
     }
   }
@@ -73,7 +85,8 @@ export class FileBlobStore implements BlobStore {
       if (!info.isFile()) return undefined;
       return { stream: createReadStream(file), size: info.size };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      // ENOTDIR: a file sits where the key has a folder, so there is no such blob.
+      if (errnoOf(error) === 'ENOENT' || errnoOf(error) === 'ENOTDIR') return undefined;
       throw error;
     }
   }
@@ -84,7 +97,7 @@ export class FileBlobStore implements BlobStore {
       return true;
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT' || code === 'EISDIR' || code === 'EPERM') return false;
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR' || code === 'EPERM') return false;
       throw error;
     }
   }

@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { desc, isNull } from 'drizzle-orm';
 import { jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import { ConfigError } from '../../config.ts';
 import type { Db } from '../db/engine.ts';
 import type { SecretBox } from './secrets.ts';
 
@@ -51,10 +52,19 @@ export class SigningKeys {
     }
     // Instances racing on an empty database may each insert a key: all are published, the newest signs.
     const newest = rows[0]!;
+    let privateJwk: string;
+    try {
+      privateJwk = this.#box.decrypt(newest.privateJwkEncrypted);
+    } catch {
+      throw new ConfigError(
+        'The signing keys stored in the database cannot be decrypted with this secret key. Every instance sharing ' +
+        'a database needs the same ATRIUM_SECRET_KEY (or, embedded, the secret.key file of its data dir).',
+      );
+    }
     this.#current = {
       kid: newest.kid,
       alg: newest.alg,
-      privateKey: (await importJWK(JSON.parse(this.#box.decrypt(newest.privateJwkEncrypted)) as JWK, newest.alg)) as CryptoKey,
+      privateKey: (await importJWK(JSON.parse(privateJwk) as JWK, newest.alg)) as CryptoKey,
       publicJwk: newest.publicJwk,
     };
     this.#publicJwks = rows.map((r) => r.publicJwk);

@@ -21,6 +21,8 @@ export interface Database {
   /** One transaction over raw SQL text, for the migration runner. */
   scriptTransaction<T>(fn: (run: ScriptRunner) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
+  /** LISTEN on a channel (NOTIFY is sent on commit, to every instance); resolves to an unlisten. */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,7 @@ async function openPglite(dataDir: string): Promise<Database> {
         return (results.at(-1)?.rows ?? []) as Record<string, unknown>[];
       })),
     ping: async () => { await client.query('select 1'); },
+    listen: (channel, onNotify) => client.listen(channel, onNotify),
     close: async () => {
       try {
         await client.close();
@@ -78,6 +81,10 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     scriptTransaction: (fn) =>
       sql.begin(async (tx) => fn(async (text) => [...(await tx.unsafe(text))] as Record<string, unknown>[])) as Promise<never>,
     ping: async () => { await sql`select 1`; },
+    listen: async (channel, onNotify) => {
+      const { unlisten } = await sql.listen(channel, onNotify);
+      return unlisten;
+    },
     close: () => sql.end({ timeout: 5 }),
   };
 }

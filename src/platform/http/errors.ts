@@ -1,6 +1,6 @@
 // One error type with stable codes, and the one handler that turns every failure into
 // `{"error": {"code", "message"}}`. Bad input is always a 4xx; only our own bugs are 5xx.
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 
 export class ApiError extends Error {
@@ -49,27 +49,59 @@ function describeValidation(error: FastifyError): string {
   return `${where}${path ? `.${path}` : ''} ${first.message ?? 'is invalid'}`;
 }
 
+/** The SQLSTATE of a database error, which the query layer wraps (DrizzleQueryError.cause). */
+function sqlStateOf(error: unknown): string | undefined {
+  for (let e = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth += 1) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
+function sqlMessageOf(error: unknown): string {
+  const cause = (error as { cause?: unknown }).cause;
+  return ((cause ?? error) as Error).message;
+}
+
+/**
+ * Sends the error body as JSON with its own serializer: a route's response schema for that status
+ * (an HTML page, say) must not reshape it.
+ */
+function sendError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
+  return reply.status(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send({ error: { code, message } });
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     if (error instanceof ApiError) {
       if (error.headers) reply.headers(error.headers);
-      return reply.status(error.status).send({ error: { code: error.code, message: error.message } });
+      return sendError(reply, error.status, error.code, error.message);
     }
     if (error.validation) {
-      return reply.status(400).send({ error: { code: 'invalid_request', message: describeValidation(error) } });
+      return sendError(reply, 400, 'invalid_request', describeValidation(error));
     }
     const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
-    if (known) return reply.status(known[0]).send({ error: { code: known[1], message: error.message } });
+    if (known) return sendError(reply, known[0], known[1], error.message);
+    const sqlState = sqlStateOf(error);
     // Uniqueness races that a service's own pre-check could not see.
-    if ((error as { code?: string }).code === '23505') {
-      return reply.status(409).send({ error: { code: 'conflict', message: 'A resource with that name already exists' } });
+    if (sqlState === '23505') {
+      return sendError(reply, 409, 'conflict', 'A resource with that name already exists');
+    }
+    // A referenced row vanished between the service's check and the write (a concurrent delete).
+    if (sqlState === '23503') {
+      return sendError(reply, 409, 'conflict', 'A resource this request refers to no longer exists');
+    }
+    // Data exceptions: values that pass the schema but that PostgreSQL cannot store, such as a NUL
+    // character in text or JSON.
+    if (sqlState?.startsWith('22')) {
+      return sendError(reply, 400, 'invalid_request', `A value cannot be stored: ${sqlMessageOf(error)}`);
     }
     if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      return reply.status(error.statusCode).send({ error: { code: 'invalid_request', message: error.message } });
+      return sendError(reply, error.statusCode, 'invalid_request', error.message);
     }
     request.log.error({ err: error }, 'unhandled error');
-    return reply.status(500).send({ error: { code: 'internal', message: 'Internal server error' } });
+    return sendError(reply, 500, 'internal', 'Internal server error');
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send({ error: { code: 'not_found', message: `No route ${request.method} ${request.url.split('?')[0]}` } }));
+    sendError(reply, 404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`));
 }

@@ -19,7 +19,7 @@ const OAUTH_CLIENT_ROLES: Role[] = ['oauth_client_creator', 'oauth_client_invent
 /** Roles a role brings along. Every project user is a `member`; admins hold everything. */
 const IMPLIES: Record<Role, readonly Role[]> = {
   admin: PROJECT_ROLES,
-  developer: ['member', 'room_creator', 'agent_creator', 'llm_proxy_user', 'oauth_client_inventory', 'oauth_client_manager'],
+  developer: ['developer', 'member', 'room_creator', 'agent_creator', 'llm_proxy_user', 'oauth_client_inventory', 'oauth_client_manager'],
   member: ['member'],
   room_creator: ['member', 'room_creator'],
   agent_creator: ['member', 'agent_creator'],

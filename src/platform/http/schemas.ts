@@ -8,15 +8,22 @@ export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 86
 export const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^/\\\\\\u0000-\\u001f\\u007f]+$' });
 export const Description = Type.String({ maxLength: 2000 });
 
+// TypeBox turns a Record's key schema into patternProperties, which bounds nothing: keys are
+// limited through propertyNames instead.
+const KEY = { maxLength: 200 };
+
 /** A JSON object with at most `maxProperties` keys (serialised size is bounded by the body limit). */
 export const JsonObject = (description?: string) =>
-  Type.Record(Type.String({ maxLength: 200 }), Type.Unknown(), { maxProperties: 200, ...(description ? { description } : {}) });
+  Type.Record(Type.String(), Type.Unknown(), { maxProperties: 200, propertyNames: KEY, ...(description ? { description } : {}) });
 
 /** Annotations: string → string. */
-export const StringMap = Type.Record(Type.String({ maxLength: 200 }), Type.String({ maxLength: 4000 }), { maxProperties: 200 });
+export const StringMap = Type.Record(Type.String(), Type.String({ maxLength: 4000 }), { maxProperties: 200, propertyNames: KEY });
 
 export const ProjectParams = Type.Object({ project_id: Uuid });
 export const withProject = <P extends Record<string, TSchema>>(props: P) => Type.Object({ project_id: Uuid, ...props });
+
+/** The body of action routes such as connect: `{}` or none at all (a missing body validates as null). */
+export const EmptyBody = Type.Union([Type.Object({}), Type.Null()], { description: '`{}`, or no body' });
 
 export const Ok = Type.Object({ ok: Type.Boolean() });
 export const OK = { ok: true } as const;

@@ -1,0 +1,316 @@
+// `npm run bench`: Atrium against a bare Fastify route doing the same database work, side by side in
+// one run, on PostgreSQL (a throwaway cluster) and on PGlite. Prints a table, writes
+// bench/results/latest.json and the results block of docs/benchmarks.md. Not a test: it never runs
+// in `npm test` or CI, and it fails only when it cannot measure.
+//
+// Settings: BENCH_DURATION (measured seconds per scenario, default 10), BENCH_WARMUP (2),
+// BENCH_CONNECTIONS (50), BENCH_ROUNDS (5: the scenarios of an engine take turns in 5 slices of
+// BENCH_DURATION/5 s, so outside load hits them alike), BENCH_ENGINES (default "postgres,pglite").
+// Optional scenario modules: bench/oauth.ts, bench/webhooks.ts (see bench/lib.ts).
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, platform, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import postgres from 'postgres';
+import { startPostgres, stopAllSync, type PostgresHandle } from '../test/support/postgres.ts';
+import {
+  cleanupSync, log, measure, measureSideBySide, repoRoot, startAtrium, startBare,
+  type BenchContext, type Engine, type MeasureSettings, type Scenario, type ScenarioResult,
+} from './lib.ts';
+
+const EXTRA_MODULES = ['oauth', 'webhooks'] as const;
+const ROOM = 'bench-room';
+
+/** Targets from the issue, checked on PostgreSQL. */
+const TARGET = { readRatio: 0.5, readP99Ms: 25 };
+
+function setting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name}=${raw} is not a non-negative number`);
+  return value;
+}
+
+interface EngineResult {
+  engine: Engine;
+  scenarios: (ScenarioResult & { ratio: number })[];
+}
+
+interface Report {
+  date: string;
+  machine: { nproc: number; cpu: string; memoryGiB: number; node: string; os: string; postgres: string | undefined };
+  settings: MeasureSettings;
+  engines: EngineResult[];
+  skipped: string[];
+  targets: { description: string; readRatio: number | undefined; readP99Ms: number | undefined; met: boolean | undefined };
+  extras: Record<string, unknown>;
+}
+
+// Cleanup: children and the cluster go away however the run ends.
+process.on('exit', () => {
+  cleanupSync();
+  stopAllSync();
+});
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.on(signal, () => {
+    log(`${signal}: stopping`);
+    cleanupSync();
+    stopAllSync();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  });
+}
+
+async function api(url: string, token: string, method: string, path: string, json?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(json !== undefined ? { 'content-type': 'application/json' } : {}) },
+    body: json === undefined ? null : JSON.stringify(json),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+async function benchEngine(settings: MeasureSettings, pgUrl: string | undefined, engine: Engine): Promise<EngineResult> {
+  log(`${engine}: starting atrium`);
+  const atrium = await startAtrium(pgUrl, engine);
+  try {
+    const { project_id: projectId, api_key: apiKey } = atrium.tenant;
+    const rooms = `/accounts/projects/${projectId}/rooms`;
+    const created = await api(atrium.url, apiKey, 'POST', rooms, {
+      name: ROOM, metadata: { topic: 'benchmark', capacity: 50 }, annotations: { team: 'bench' },
+    });
+    if (created.status !== 201) throw new Error(`creating the bench room failed: ${created.status} ${JSON.stringify(created.body)}`);
+    const room = created.body;
+
+    log(`${engine}: starting the bare server`);
+    const bare = await startBare(engine, {
+      databaseUrl: atrium.databaseUrl,
+      seed: { project: { id: projectId, name: 'bench' }, room: { id: room.id, name: room.name, metadata: room.metadata, annotations: room.annotations, permissions: room.permissions } },
+    });
+    try {
+      const auth = { authorization: `Bearer ${apiKey}` };
+      const planned: [string, Scenario, number][] = [
+        [bare.url, { name: 'bare: select room (no auth)', path: `/rooms/${projectId}/${ROOM}`, pid: bare.pid }, 200],
+        [atrium.url, { name: 'GET room (authenticated)', path: `${rooms}/${ROOM}`, headers: auth, pid: atrium.pid }, 200],
+        [atrium.url, { name: 'POST room connect', method: 'POST', path: `${rooms}/${ROOM}/connect`, headers: auth, body: '{}', pid: atrium.pid }, 200],
+        [atrium.url, { name: 'POST rooms (create)', method: 'POST', path: rooms, headers: auth, bodyFor: (n) => JSON.stringify({ name: `bench-${n}`, metadata: { n } }), pid: atrium.pid }, 201],
+      ];
+      // One request each first, so a broken scenario fails loudly instead of measuring 404s.
+      for (const [url, scenario, status] of planned) {
+        const body = scenario.bodyFor ? JSON.stringify({ name: 'bench-probe' }) : scenario.body;
+        const response = await fetch(`${url}${scenario.path}`, {
+          method: scenario.method ?? 'GET',
+          headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...scenario.headers },
+          body: body ?? null,
+        });
+        if (response.status !== status) throw new Error(`${engine} ${scenario.name}: expected ${status}, got ${response.status} ${await response.text()}`);
+      }
+      const results = await measureSideBySide(settings, planned.map(([url, scenario]) => ({ url, scenario })), (m) => log(`${engine}: ${m}`));
+      for (const r of results) {
+        log(`${engine}: ${r.name}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.cpuUsPerRequest ?? '?'} µs CPU/req${r.non2xx ? `, ${r.non2xx} non-2xx` : ''}`);
+      }
+      const base = results[0]!.rps || 1;
+      return { engine, scenarios: results.map((r) => ({ ...r, ratio: Math.round((r.rps / base) * 1000) / 1000 })) };
+    } finally {
+      await bare.stop();
+    }
+  } finally {
+    await atrium.stop();
+  }
+}
+
+function pad(s: string, n: number, right = false): string {
+  return right ? s.padStart(n) : s.padEnd(n);
+}
+
+function textTable(engines: EngineResult[]): string {
+  const head = ['engine', 'scenario', 'req/s', 'p50 ms', 'p99 ms', 'vs bare', 'CPU µs/req', 'non-2xx'];
+  const rows = engines.flatMap((e) => e.scenarios.map((s) => [
+    e.engine, s.name, String(s.rps), String(s.p50), String(s.p99), `${(s.ratio * 100).toFixed(0)}%`, String(s.cpuUsPerRequest ?? '?'), String(s.non2xx + s.errors),
+  ]));
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => pad(c, widths[i]!, i >= 2)).join('  ');
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+function markdownTable(scenarios: (ScenarioResult & { ratio?: number; engine?: string })[]): string {
+  const withEngine = scenarios.some((s) => s.engine !== undefined);
+  const withRatio = scenarios.some((s) => s.ratio !== undefined);
+  const head = [...(withEngine ? ['engine'] : []), 'scenario', 'req/s', 'p50 ms', 'p99 ms', ...(withRatio ? ['vs bare'] : []), 'server CPU µs/req', 'load (1 min)', 'non-2xx / errors'];
+  const rows = scenarios.map((s) => [
+    ...(withEngine ? [s.engine ?? ''] : []), s.name, String(s.rps), String(s.p50), String(s.p99),
+    ...(withRatio ? [s.ratio === undefined ? '' : `${(s.ratio * 100).toFixed(0)}%`] : []),
+    String(s.cpuUsPerRequest ?? '–'), s.load ? s.load.join(' → ') : '–', `${s.non2xx} / ${s.errors}`,
+  ]);
+  const align = head.map((_, i) => (i < (withEngine ? 2 : 1) ? '---' : '---:'));
+  return [head, align, ...rows].map((r) => `| ${r.join(' | ')} |`).join('\n');
+}
+
+function isScenarioResults(value: unknown): value is { scenarios: ScenarioResult[]; notes?: string } {
+  const scenarios = (value as { scenarios?: unknown } | null)?.scenarios;
+  return Array.isArray(scenarios) && scenarios.every((s) => typeof s?.name === 'string' && typeof s?.rps === 'number');
+}
+
+const START = '<!-- bench:results:start -->';
+const END = '<!-- bench:results:end -->';
+
+function resultsBlock(report: Report): string {
+  const m = report.machine;
+  const lines = [
+    START,
+    `## Results of the last run (${report.date})`,
+    '',
+    `Machine: ${m.nproc} CPUs (nproc; ${m.cpu}), ${m.memoryGiB} GiB RAM, ${m.os}, Node ${m.node}${m.postgres ? `, PostgreSQL ${m.postgres}` : ''}. ` +
+      `${report.settings.connections} connections; per scenario ${report.settings.warmup} s warm-up, then ${report.settings.duration} s measured ` +
+      `in ${report.settings.rounds} slices taken in turns with the other scenarios of the engine. ` +
+      'Load generator, servers and database share these CPUs.',
+    '',
+    markdownTable(report.engines.flatMap((e) => e.scenarios.map((sc) => ({ ...sc, engine: e.engine })))),
+    '',
+  ];
+  const t = report.targets;
+  if (t.met === undefined) lines.push(`Target (${t.description}): not checked — PostgreSQL was not measured.`);
+  else lines.push(`Target (${t.description}): **${t.met ? 'met' : 'missed'}** — authenticated room read at ${((t.readRatio ?? 0) * 100).toFixed(0)}% of bare, p99 ${t.readP99Ms} ms.`);
+  for (const s of report.skipped) lines.push('', `Skipped: ${s}`);
+  for (const name of EXTRA_MODULES) {
+    const extra = report.extras[name];
+    lines.push('', `### ${name === 'oauth' ? 'OAuth' : 'Webhooks'} (bench/${name}.ts)`, '');
+    if (extra && typeof extra === 'object' && 'skipped' in extra) lines.push(`Not run: ${(extra as { skipped: string }).skipped}.`);
+    else if (extra && typeof extra === 'object' && 'error' in extra) lines.push(`Failed: ${(extra as { error: string }).error.split('\n')[0]} (stack in bench/results/latest.json).`);
+    else if (isScenarioResults(extra)) {
+      lines.push(markdownTable(extra.scenarios));
+      if (extra.notes) lines.push('', extra.notes);
+    } else lines.push('```json', JSON.stringify(extra, null, 2), '```');
+  }
+  lines.push(END);
+  return lines.join('\n');
+}
+
+function updateDocs(report: Report): string {
+  const file = join(repoRoot, 'docs', 'benchmarks.md');
+  const block = resultsBlock(report);
+  let text = existsSync(file) ? readFileSync(file, 'utf8') : `# Benchmarks\n\nRun with \`npm run bench\` (see bench/run.ts).\n\n${START}\n${END}\n`;
+  const start = text.indexOf(START);
+  const end = text.indexOf(END);
+  text = start >= 0 && end > start ? text.slice(0, start) + block + text.slice(end + END.length) : `${text.trimEnd()}\n\n${block}\n`;
+  writeFileSync(file, text);
+  return file;
+}
+
+async function postgresVersion(url: string): Promise<string | undefined> {
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  try {
+    const [row] = await sql`show server_version`;
+    return String(row?.server_version);
+  } catch {
+    return undefined;
+  } finally {
+    await sql.end({ timeout: 5 });
+  }
+}
+
+async function main(): Promise<void> {
+  const settings: MeasureSettings = {
+    duration: setting('BENCH_DURATION', 10),
+    warmup: setting('BENCH_WARMUP', 2),
+    connections: setting('BENCH_CONNECTIONS', 50),
+    rounds: setting('BENCH_ROUNDS', 5),
+  };
+  const wanted = (process.env.BENCH_ENGINES ?? 'postgres,pglite').split(',').map((e) => e.trim()).filter(Boolean);
+  for (const e of wanted) if (e !== 'postgres' && e !== 'pglite') throw new Error(`BENCH_ENGINES: unknown engine ${e}`);
+  const skipped: string[] = [];
+
+  let pg: PostgresHandle | undefined;
+  if (wanted.includes('postgres')) {
+    const started = await startPostgres();
+    if ('skipped' in started) skipped.push(`PostgreSQL — ${started.skipped}`);
+    else {
+      pg = started;
+      log(`postgres: throwaway cluster at ${pg.url}`);
+    }
+  }
+  const engines = wanted.filter((e): e is Engine => e === 'pglite' || (e === 'postgres' && pg !== undefined));
+
+  try {
+    const results: EngineResult[] = [];
+    for (const engine of engines) results.push(await benchEngine(settings, pg?.url, engine));
+
+    const context: BenchContext = {
+      pgUrl: pg?.url,
+      engines,
+      ...settings,
+      startAtrium: (engine, env) => startAtrium(pg?.url, engine, env),
+      measure: (url, scenario) => measure(settings, url, scenario),
+      measureSideBySide: (targets) => measureSideBySide(settings, targets, log),
+      log,
+    };
+    const extras: Record<string, unknown> = {};
+    for (const name of EXTRA_MODULES) {
+      const file = join(repoRoot, 'bench', `${name}.ts`);
+      if (!existsSync(file)) {
+        extras[name] = { skipped: `bench/${name}.ts does not exist yet` };
+        log(`skipping ${name}: bench/${name}.ts does not exist`);
+        continue;
+      }
+      log(`running bench/${name}.ts`);
+      try {
+        const mod = (await import(pathToFileURL(file).href)) as { run?: (c: BenchContext) => Promise<object> };
+        if (typeof mod.run !== 'function') throw new Error(`bench/${name}.ts does not export run(context)`);
+        extras[name] = await mod.run(context);
+      } catch (error) {
+        extras[name] = { error: (error as Error).stack ?? String(error) };
+        log(`bench/${name}.ts failed: ${(error as Error).message}`);
+      }
+    }
+
+    const read = results.find((r) => r.engine === 'postgres')?.scenarios.find((s) => s.name === 'GET room (authenticated)');
+    const report: Report = {
+      date: new Date().toISOString(),
+      machine: {
+        nproc: availableParallelism(),
+        cpu: cpus()[0]?.model ?? 'unknown',
+        memoryGiB: Math.round(totalmem() / 2 ** 30),
+        node: process.version,
+        os: `${platform()} ${release()}`,
+        postgres: pg ? await postgresVersion(pg.url) : undefined,
+      },
+      settings,
+      engines: results,
+      skipped,
+      targets: {
+        description: `PostgreSQL, authenticated room read ≥ ${TARGET.readRatio * 100}% of the bare route's req/s and p99 ≤ ${TARGET.readP99Ms} ms`,
+        readRatio: read?.ratio,
+        readP99Ms: read?.p99,
+        met: read ? read.ratio >= TARGET.readRatio && read.p99 <= TARGET.readP99Ms : undefined,
+      },
+      extras,
+    };
+
+    const dir = join(repoRoot, 'bench', 'results');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+    const doc = updateDocs(report);
+
+    console.log(`\n${textTable(results)}\n`);
+    const t = report.targets;
+    console.log(t.met === undefined ? 'target: not checked (no PostgreSQL)' : `target (${t.description}): ${t.met ? 'met' : 'MISSED'}`);
+    for (const s of skipped) console.log(`skipped: ${s}`);
+    for (const name of EXTRA_MODULES) {
+      const extra = extras[name] as { skipped?: string; error?: string };
+      console.log(`${name}: ${extra?.skipped ? `skipped (${extra.skipped})` : extra?.error ? 'FAILED (see latest.json)' : 'done'}`);
+    }
+    console.log(`wrote bench/results/latest.json and ${doc.slice(repoRoot.length + 1)}`);
+  } finally {
+    cleanupSync();
+    await pg?.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+    process.exit(1);
+  },
+);

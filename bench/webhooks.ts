@@ -1,0 +1,268 @@
+// Webhook delivery benchmark (called by bench/run.ts; also runs alone: `node bench/webhooks.ts`).
+//
+// Per engine, an `atrium serve` child process gets a signed webhook pointing at a local receiver in
+// this process. Room servers' session-start reports (POST /accounts/projects/{id}/sessions) are the
+// triggering requests: each commits a room.started event, whose delivery the receiver timestamps.
+//   - sustained: triggers sent open-loop at a fixed rate (BENCH_WEBHOOK_RATE, default 1000/s) for the
+//     measured duration; delivered events/s, delay from sending the trigger to the delivery's arrival
+//     (p50/p99/max), and lost = acknowledged triggers never delivered (after a drain wait).
+//   - burst: as many triggers as `connections` concurrent clients can send, for the same duration;
+//     the delivery rate then shows the engine's ceiling.
+// Next to them, the receiver's own maximum request rate (autocannon straight at it) in the same run.
+import { randomUUID } from 'node:crypto';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { BenchContext, Engine, ScenarioResult } from './lib.ts';
+
+const RATE = Number(process.env.BENCH_WEBHOOK_RATE ?? 1000);
+/** Longest wait for stragglers after the triggers stop. */
+const DRAIN_MS = 30_000;
+
+interface Receiver {
+  url: string;
+  arrivals: Map<string, number[]>;
+  close(): Promise<void>;
+}
+
+/** Records when each session's delivery arrived; answers 200 at once. `/max` is autocannon's path. */
+async function startReceiver(): Promise<Receiver> {
+  const arrivals = new Map<string, number[]>();
+  const server = http.createServer((req: IncomingMessage, res: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = performance.now();
+      if (req.url === '/hook') {
+        const id = /"session_id": "([0-9a-f-]{36})"/.exec(Buffer.concat(chunks).toString('utf8'))?.[1];
+        if (id) {
+          const list = arrivals.get(id);
+          if (list) list.push(at);
+          else arrivals.set(id, [at]);
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"ok":true}');
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    arrivals,
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+
+function post(url: string, token: string, body: string): Promise<number> {
+  return new Promise((resolve) => {
+    const request = http.request(url, {
+      method: 'POST',
+      agent,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    }, (response) => {
+      response.resume();
+      response.on('end', () => resolve(response.statusCode ?? 0));
+    });
+    request.on('error', () => resolve(0));
+    request.end(body);
+  });
+}
+
+interface Trigger {
+  sentAt: number;
+  acked: boolean;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
+
+interface PhaseResult {
+  phase: string;
+  seconds: number;
+  triggersSent: number;
+  triggersAcknowledged: number;
+  triggerRatePerSecond: number;
+  delivered: number;
+  lost: number;
+  duplicates: number;
+  deliveriesPerSecond: number;
+  delayP50Ms: number;
+  delayP99Ms: number;
+  delayMaxMs: number;
+}
+
+async function phase(name: string, receiver: Receiver, send: (trigger: (id: string) => Promise<void>) => Promise<void>, url: string, token: string): Promise<PhaseResult> {
+  const triggers = new Map<string, Trigger>();
+  const pending = new Set<Promise<void>>();
+  const trigger = (id: string) => {
+    const t: Trigger = { sentAt: performance.now(), acked: false };
+    triggers.set(id, t);
+    const p = post(url, token, JSON.stringify({ room_name: 'bench', session_id: id })).then((status) => {
+      t.acked = status === 201;
+      pending.delete(p);
+    });
+    pending.add(p);
+    return p;
+  };
+  const start = performance.now();
+  await send(trigger);
+  await Promise.all(pending);
+  const sendEnd = performance.now();
+  const acked = [...triggers].filter(([, t]) => t.acked);
+  const deadline = Date.now() + DRAIN_MS;
+  while (acked.some(([id]) => !receiver.arrivals.has(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  const delays: number[] = [];
+  let last = start;
+  let duplicates = 0;
+  for (const [id, t] of acked) {
+    const arrivals = receiver.arrivals.get(id);
+    if (!arrivals) continue;
+    delays.push(arrivals[0]! - t.sentAt);
+    last = Math.max(last, arrivals[0]!);
+    duplicates += arrivals.length - 1;
+  }
+  delays.sort((a, b) => a - b);
+  const seconds = (last - start) / 1000;
+  return {
+    phase: name,
+    seconds: round(seconds, 2),
+    triggersSent: triggers.size,
+    triggersAcknowledged: acked.length,
+    triggerRatePerSecond: round(triggers.size / ((sendEnd - start) / 1000), 0),
+    delivered: delays.length,
+    lost: acked.length - delays.length,
+    duplicates,
+    deliveriesPerSecond: round(delays.length / seconds, 0),
+    delayP50Ms: round(percentile(delays, 50)),
+    delayP99Ms: round(percentile(delays, 99)),
+    delayMaxMs: round(delays.at(-1) ?? 0),
+  };
+}
+
+/** Sends at `rate` per second for `seconds`, whatever the answers' pace (open loop). */
+function openLoop(rate: number, seconds: number) {
+  return (trigger: (id: string) => Promise<void>) => new Promise<void>((resolve) => {
+    const start = performance.now();
+    let sent = 0;
+    const total = Math.round(rate * seconds);
+    const timer = setInterval(() => {
+      const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate));
+      while (sent < due) {
+        sent += 1;
+        void trigger(randomUUID());
+      }
+      if (sent >= total) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 2);
+  });
+}
+
+/** `connections` clients sending back to back for `seconds` (closed loop). */
+function closedLoop(connections: number, seconds: number) {
+  return async (trigger: (id: string) => Promise<void>) => {
+    const end = performance.now() + seconds * 1000;
+    await Promise.all(Array.from({ length: connections }, async () => {
+      while (performance.now() < end) await trigger(randomUUID());
+    }));
+  };
+}
+
+async function benchEngine(context: BenchContext, engine: Engine, receiver: Receiver): Promise<PhaseResult[]> {
+  const atrium = await context.startAtrium(engine, { ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true' });
+  try {
+    const { project_id: projectId, api_key: token } = atrium.tenant;
+    const created = await fetch(`${atrium.url}/accounts/projects/${projectId}/webhooks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'bench', url: `${receiver.url}/hook`, events: ['room.started'], secret: true }),
+    });
+    if (created.status !== 201) throw new Error(`creating the webhook failed: ${created.status} ${await created.text()}`);
+    const url = `${atrium.url}/accounts/projects/${projectId}/sessions`;
+    context.log(`webhooks ${engine}: warm-up ${context.warmup}s at ${RATE}/s`);
+    await phase('warm-up', receiver, openLoop(RATE, context.warmup), url, token);
+    context.log(`webhooks ${engine}: sustained ${context.duration}s at ${RATE}/s`);
+    const sustained = await phase(`sustained ${RATE}/s`, receiver, openLoop(RATE, context.duration), url, token);
+    context.log(`webhooks ${engine}: ${JSON.stringify(sustained)}`);
+    context.log(`webhooks ${engine}: burst ${context.duration}s with ${context.connections} clients`);
+    const burst = await phase(`burst (${context.connections} clients)`, receiver, closedLoop(context.connections, context.duration), url, token);
+    context.log(`webhooks ${engine}: ${JSON.stringify(burst)}`);
+    return [sustained, burst];
+  } finally {
+    await atrium.stop();
+  }
+}
+
+export async function run(context: BenchContext): Promise<object> {
+  const receiver = await startReceiver();
+  try {
+    context.log('webhooks: the receiver\'s own maximum request rate');
+    const sample = JSON.stringify({ event: 'room.started', data: { room_name: 'bench', room_url: 'ws://127.0.0.1/rooms/bench', session_id: randomUUID() } });
+    const receiverMax: ScenarioResult = await context.measure(receiver.url, {
+      name: 'receiver alone: POST (autocannon)', method: 'POST', path: '/max', body: sample, headers: { 'content-type': 'application/json' },
+    });
+    const engines: { engine: Engine; phases: PhaseResult[] }[] = [];
+    for (const engine of context.engines) engines.push({ engine, phases: await benchEngine(context, engine, receiver) });
+    const table = [
+      '| engine | phase | triggers/s sent | delivered/s | delay p50 ms | delay p99 ms | max ms | acknowledged | lost | duplicates |',
+      '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...engines.flatMap((e) => e.phases.map((p) => `| ${e.engine} | ${p.phase} | ${p.triggerRatePerSecond} | ${p.deliveriesPerSecond} | ${p.delayP50Ms} | ${p.delayP99Ms} | ${p.delayMaxMs} | ${p.triggersAcknowledged} | ${p.lost} | ${p.duplicates} |`)),
+    ].join('\n');
+    const pg = engines.find((e) => e.engine === 'postgres')?.phases[0];
+    const target = pg
+      ? `Target on PostgreSQL (≥ 1,000 deliveries/s sustained, p99 ≤ 1 s, nothing lost): **${pg.deliveriesPerSecond >= 1000 * 0.98 && pg.triggerRatePerSecond >= 1000 * 0.98 && pg.delayP99Ms <= 1000 && pg.lost === 0 ? 'met' : 'missed'}**.`
+      : 'Target not checked: PostgreSQL was not measured.';
+    const notes = [
+      'Delivery of signed room.started webhooks from an `atrium serve` child to a receiver in the benchmark process. Delay = from sending the triggering session report to the delivery\'s arrival. The receiver row above is autocannon straight at the same receiver.',
+      '',
+      table,
+      '',
+      target,
+    ].join('\n');
+    return { scenarios: [receiverMax], notes, engines };
+  } finally {
+    await receiver.close();
+    agent.destroy();
+  }
+}
+
+// Standalone: a throwaway PostgreSQL cluster and PGlite, the same settings as `npm run bench`.
+if (import.meta.main) {
+  const lib = await import('./lib.ts');
+  const { startPostgres, stopAllSync } = await import('../test/support/postgres.ts');
+  const setting = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
+  const settings = { duration: setting('BENCH_DURATION', 10), warmup: setting('BENCH_WARMUP', 2), connections: setting('BENCH_CONNECTIONS', 50), rounds: setting('BENCH_ROUNDS', 5) };
+  const wanted = (process.env.BENCH_ENGINES ?? 'postgres,pglite').split(',') as Engine[];
+  const pg = wanted.includes('postgres') ? await startPostgres() : undefined;
+  const pgUrl = pg && !('skipped' in pg) ? pg.url : undefined;
+  process.on('exit', () => {
+    lib.cleanupSync();
+    stopAllSync();
+  });
+  try {
+    const result = await run({
+      pgUrl,
+      engines: wanted.filter((e) => e === 'pglite' || pgUrl),
+      ...settings,
+      startAtrium: (engine, env) => lib.startAtrium(pgUrl, engine, env),
+      measure: (url, scenario) => lib.measure(settings, url, scenario),
+      measureSideBySide: (targets) => lib.measureSideBySide(settings, targets, lib.log),
+      log: lib.log,
+    });
+    console.log(JSON.stringify(result, null, 2));
+  } finally {
+    lib.cleanupSync();
+    if (pg && !('skipped' in pg)) await pg.stop();
+  }
+  process.exit(0);
+}

@@ -1,0 +1,287 @@
+// Webhooks, their events, deliveries and attempts. Every query is keyed by the project id.
+import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
+import { bigint, boolean, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import type { Db } from '../../platform/db/engine.ts';
+import { enqueueWithSql, rowsOf } from '../../platform/jobs/outbox.ts';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const webhooksTable = pgTable('webhooks', {
+  id: uuid('id').primaryKey(),
+  projectId: uuid('project_id').notNull(),
+  name: text('name').notNull(),
+  description: text('description').notNull().default(''),
+  url: text('url').notNull(),
+  events: text('events').array().notNull(),
+  action: text('action').notNull().default(''),
+  payload: jsonb('payload').$type<Record<string, unknown> | null>(),
+  secretEncrypted: text('secret_encrypted'),
+  previousSecretEncrypted: text('previous_secret_encrypted'),
+  previousSecretExpiresAt: ts('previous_secret_expires_at'),
+  enabled: boolean('enabled').notNull().default(true),
+  disabledReason: text('disabled_reason'),
+  failingSince: ts('failing_since'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
+export const webhookEventsTable = pgTable('webhook_events', {
+  id: uuid('id').primaryKey(),
+  projectId: uuid('project_id').notNull(),
+  type: text('type').notNull(),
+  data: jsonb('data').$type<Record<string, unknown>>().notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
+
+export const webhookDeliveriesTable = pgTable('webhook_deliveries', {
+  id: uuid('id').primaryKey(),
+  projectId: uuid('project_id').notNull(),
+  webhookId: uuid('webhook_id').notNull(),
+  eventId: uuid('event_id').notNull(),
+  status: text('status').$type<DeliveryStatus>().notNull().default('pending'),
+  attemptCount: integer('attempt_count').notNull().default(0),
+  nextAttemptAt: ts('next_attempt_at'),
+  nextTrigger: text('next_trigger').$type<'scheduled' | 'manual'>().notNull().default('scheduled'),
+  lastAttemptAt: ts('last_attempt_at'),
+  lastHttpStatus: integer('last_http_status'),
+  lastError: text('last_error'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+});
+
+export const webhookAttemptsTable = pgTable('webhook_attempts', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  deliveryId: uuid('delivery_id').notNull(),
+  attempt: integer('attempt').notNull(),
+  trigger: text('trigger').notNull(),
+  startedAt: ts('started_at').notNull(),
+  latencyMs: integer('latency_ms').notNull(),
+  succeeded: boolean('succeeded').notNull(),
+  httpStatus: integer('http_status'),
+  responseExcerpt: text('response_excerpt'),
+  error: text('error'),
+});
+
+export type WebhookRow = typeof webhooksTable.$inferSelect;
+export type DeliveryRow = typeof webhookDeliveriesTable.$inferSelect;
+export type AttemptRow = typeof webhookAttemptsTable.$inferSelect;
+export type EventRow = typeof webhookEventsTable.$inferSelect;
+
+// ---- webhooks ----
+
+export async function insertWebhook(db: Db, row: typeof webhooksTable.$inferInsert): Promise<WebhookRow> {
+  const [inserted] = await db.insert(webhooksTable).values(row).returning();
+  return inserted!;
+}
+
+export async function findWebhook(db: Db, projectId: string, id: string): Promise<WebhookRow | undefined> {
+  const [row] = await db.select().from(webhooksTable).where(and(eq(webhooksTable.projectId, projectId), eq(webhooksTable.id, id)));
+  return row;
+}
+
+/** Locks the row for a read-modify-write (secret rotation). */
+export async function findWebhookForUpdate(db: Db, projectId: string, id: string): Promise<WebhookRow | undefined> {
+  const [row] = await db.select().from(webhooksTable).where(and(eq(webhooksTable.projectId, projectId), eq(webhooksTable.id, id))).for('update');
+  return row;
+}
+
+export async function listWebhooks(db: Db, projectId: string): Promise<WebhookRow[]> {
+  return db.select().from(webhooksTable).where(eq(webhooksTable.projectId, projectId)).orderBy(asc(webhooksTable.createdAt), asc(webhooksTable.id));
+}
+
+export async function countWebhooks(db: Db, projectId: string): Promise<number> {
+  const [row] = await db.select({ n: count() }).from(webhooksTable).where(eq(webhooksTable.projectId, projectId));
+  return Number(row?.n ?? 0);
+}
+
+export async function updateWebhook(db: Db, projectId: string, id: string, changes: Partial<typeof webhooksTable.$inferInsert>): Promise<WebhookRow | undefined> {
+  const [row] = await db.update(webhooksTable).set({ ...changes, updatedAt: new Date() })
+    .where(and(eq(webhooksTable.projectId, projectId), eq(webhooksTable.id, id))).returning();
+  return row;
+}
+
+export async function deleteWebhook(db: Db, projectId: string, id: string): Promise<boolean> {
+  const rows = await db.delete(webhooksTable).where(and(eq(webhooksTable.projectId, projectId), eq(webhooksTable.id, id))).returning({ id: webhooksTable.id });
+  return rows.length > 0;
+}
+
+/**
+ * Emits an event in one statement: the event row, one pending delivery per enabled webhook of the
+ * project subscribed to `type` (by name or `*`; `call` webhooks only for room events) and one outbox
+ * job per delivery. Nothing is written when no webhook subscribes. Returns the number of deliveries.
+ */
+export async function insertEvent(db: Db, event: { id: string; projectId: string; type: string; data: Record<string, unknown>; callable: boolean }, topic: string): Promise<number> {
+  const result = await db.execute(enqueueWithSql(sql`
+    hooks as (
+      select id from webhooks
+      where project_id = ${event.projectId}::uuid and enabled
+        and (${event.type} = any(events) or '*' = any(events))
+        and (action <> 'call' or ${event.callable})
+    ),
+    event as (
+      insert into webhook_events (id, project_id, type, data)
+      select ${event.id}::uuid, ${event.projectId}::uuid, ${event.type}, ${JSON.stringify(event.data)}::jsonb
+      where exists (select 1 from hooks)
+      returning id, project_id, created_at
+    ),
+    deliveries as (
+      insert into webhook_deliveries (id, project_id, webhook_id, event_id, next_attempt_at, created_at)
+      select gen_random_uuid(), event.project_id, hooks.id, event.id, event.created_at, event.created_at
+      from event, hooks
+      returning id, project_id
+    )`, sql`select ${topic} as topic, id::text as key, jsonb_build_object('project_id', project_id) as payload from deliveries`));
+  return Number(rowsOf<{ written: number }>(result)[0]?.written ?? 0);
+}
+
+/** Health bookkeeping after an attempt: start or clear the failing streak, or disable. */
+export async function setWebhookHealth(db: Db, projectId: string, id: string, change: { failingSince: Date | null } | { disabledReason: string }): Promise<void> {
+  const where = and(eq(webhooksTable.projectId, projectId), eq(webhooksTable.id, id));
+  if ('disabledReason' in change) {
+    await db.update(webhooksTable).set({ enabled: false, disabledReason: change.disabledReason, updatedAt: new Date() }).where(and(where, eq(webhooksTable.enabled, true)));
+  } else if (change.failingSince) {
+    await db.update(webhooksTable).set({ failingSince: sql`coalesce(${webhooksTable.failingSince}, ${change.failingSince.toISOString()}::timestamptz)` }).where(where);
+  } else {
+    await db.update(webhooksTable).set({ failingSince: null }).where(where);
+  }
+}
+
+// ---- events and deliveries ----
+
+export interface SendableDelivery {
+  delivery: DeliveryRow;
+  event: EventRow;
+  webhook: WebhookRow;
+}
+
+// Every attempt runs this query: build it once per database handle.
+const sendStatements = new WeakMap<Db, ReturnType<typeof prepareLoadForSend>>();
+function prepareLoadForSend(db: Db) {
+  return db.select({ delivery: webhookDeliveriesTable, event: webhookEventsTable, webhook: webhooksTable })
+    .from(webhookDeliveriesTable)
+    .innerJoin(webhookEventsTable, eq(webhookEventsTable.id, webhookDeliveriesTable.eventId))
+    .innerJoin(webhooksTable, eq(webhooksTable.id, webhookDeliveriesTable.webhookId))
+    .where(and(eq(webhookDeliveriesTable.projectId, sql.placeholder('projectId')), eq(webhookDeliveriesTable.id, sql.placeholder('deliveryId'))))
+    .prepare('webhook_delivery_for_send');
+}
+
+/** What a batch of attempts needs, in one query, by delivery id. */
+export async function loadManyForSend(db: Db, keys: readonly { projectId: string; deliveryId: string }[]): Promise<Map<string, SendableDelivery>> {
+  const rows = await db.select({ delivery: webhookDeliveriesTable, event: webhookEventsTable, webhook: webhooksTable })
+    .from(webhookDeliveriesTable)
+    .innerJoin(webhookEventsTable, eq(webhookEventsTable.id, webhookDeliveriesTable.eventId))
+    .innerJoin(webhooksTable, eq(webhooksTable.id, webhookDeliveriesTable.webhookId))
+    .where(sql`(${webhookDeliveriesTable.projectId}, ${webhookDeliveriesTable.id}) in (
+      select p, d from jsonb_to_recordset(${JSON.stringify(keys.map((k) => ({ p: k.projectId, d: k.deliveryId })))}::jsonb) as x(p uuid, d uuid))`);
+  return new Map(rows.map((r) => [r.delivery.id, r]));
+}
+
+/** Everything one attempt needs, in one query. */
+export async function loadForSend(db: Db, projectId: string, deliveryId: string): Promise<SendableDelivery | undefined> {
+  let statement = sendStatements.get(db);
+  if (!statement) sendStatements.set(db, (statement = prepareLoadForSend(db)));
+  const [row] = await statement.execute({ projectId, deliveryId });
+  return row as SendableDelivery | undefined;
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  attempt: number;
+  trigger: string;
+  startedAt: Date;
+  latencyMs: number;
+  succeeded: boolean;
+  httpStatus: number | null;
+  responseExcerpt: string | null;
+  error: string | null;
+  /** The delivery's state after this attempt. */
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+}
+
+/** Appends the attempt and moves the delivery to its new state, in one statement. */
+export async function recordAttempt(db: Db, projectId: string, a: AttemptRecord): Promise<void> {
+  await db.execute(sql`
+    with delivery as (
+      update webhook_deliveries set
+        status = ${a.status}, attempt_count = ${a.attempt}, next_attempt_at = ${a.nextAttemptAt?.toISOString() ?? null}::timestamptz,
+        next_trigger = 'scheduled', last_attempt_at = ${a.startedAt.toISOString()}::timestamptz,
+        last_http_status = ${a.httpStatus}::int, last_error = ${a.error}
+      where project_id = ${projectId}::uuid and id = ${a.deliveryId}::uuid
+      returning id
+    )
+    insert into webhook_attempts (delivery_id, attempt, trigger, started_at, latency_ms, succeeded, http_status, response_excerpt, error)
+    select id, ${a.attempt}, ${a.trigger}, ${a.startedAt.toISOString()}::timestamptz, ${a.latencyMs}, ${a.succeeded}, ${a.httpStatus}::int, ${a.responseExcerpt}, ${a.error}
+    from delivery`);
+}
+
+export async function cancelDelivery(db: Db, projectId: string, deliveryId: string, reason: string): Promise<void> {
+  await db.update(webhookDeliveriesTable).set({ status: 'cancelled', nextAttemptAt: null, lastError: reason })
+    .where(and(eq(webhookDeliveriesTable.projectId, projectId), eq(webhookDeliveriesTable.id, deliveryId), eq(webhookDeliveriesTable.status, 'pending')));
+}
+
+export async function findDelivery(db: Db, projectId: string, webhookId: string, deliveryId: string): Promise<(DeliveryRow & { eventType: string; eventData: Record<string, unknown> }) | undefined> {
+  const [row] = await db.select({ delivery: webhookDeliveriesTable, type: webhookEventsTable.type, data: webhookEventsTable.data })
+    .from(webhookDeliveriesTable)
+    .innerJoin(webhookEventsTable, eq(webhookEventsTable.id, webhookDeliveriesTable.eventId))
+    .where(and(eq(webhookDeliveriesTable.projectId, projectId), eq(webhookDeliveriesTable.webhookId, webhookId), eq(webhookDeliveriesTable.id, deliveryId)));
+  return row ? { ...row.delivery, eventType: row.type, eventData: row.data } : undefined;
+}
+
+/** Marks a delivery for a manual attempt now. */
+export async function requestRedelivery(db: Db, projectId: string, deliveryId: string, at: Date): Promise<void> {
+  await db.update(webhookDeliveriesTable).set({ status: 'pending', nextAttemptAt: at, nextTrigger: 'manual' })
+    .where(and(eq(webhookDeliveriesTable.projectId, projectId), eq(webhookDeliveriesTable.id, deliveryId)));
+}
+
+export async function listDeliveries(db: Db, projectId: string, webhookId: string, page: { limit: number; offset: number; status?: DeliveryStatus | undefined }) {
+  const where = and(
+    eq(webhookDeliveriesTable.projectId, projectId),
+    eq(webhookDeliveriesTable.webhookId, webhookId),
+    page.status ? eq(webhookDeliveriesTable.status, page.status) : undefined,
+  );
+  const [rows, [total]] = await Promise.all([
+    db.select({ delivery: webhookDeliveriesTable, type: webhookEventsTable.type, data: webhookEventsTable.data })
+      .from(webhookDeliveriesTable)
+      .innerJoin(webhookEventsTable, eq(webhookEventsTable.id, webhookDeliveriesTable.eventId))
+      .where(where)
+      .orderBy(desc(webhookDeliveriesTable.createdAt), desc(webhookDeliveriesTable.id))
+      .limit(page.limit).offset(page.offset),
+    db.select({ n: count() }).from(webhookDeliveriesTable).where(where),
+  ]);
+  return { rows: rows.map((r) => ({ ...r.delivery, eventType: r.type, eventData: r.data })), total: Number(total?.n ?? 0) };
+}
+
+/** The latest `perDelivery` attempts of each delivery, oldest first. */
+export async function attemptsOf(db: Db, projectId: string, deliveryIds: string[], perDelivery: number): Promise<Map<string, AttemptRow[]>> {
+  const out = new Map<string, AttemptRow[]>();
+  if (deliveryIds.length === 0) return out;
+  // Joined to deliveries of the project so that ids from elsewhere return nothing.
+  const result = await db.execute(sql`
+    select a.id, a.delivery_id, a.attempt, a.trigger, a.started_at, a.latency_ms, a.succeeded, a.http_status, a.response_excerpt, a.error
+    from webhook_deliveries d
+    cross join lateral (
+      select * from webhook_attempts a where a.delivery_id = d.id order by a.id desc limit ${perDelivery}
+    ) a
+    where d.project_id = ${projectId}::uuid and d.id in (select value::uuid from jsonb_array_elements_text(${JSON.stringify(deliveryIds)}::jsonb))
+    order by a.id`);
+  for (const r of rowsOf<Record<string, unknown>>(result)) {
+    const row: AttemptRow = {
+      id: Number(r.id),
+      deliveryId: String(r.delivery_id),
+      attempt: Number(r.attempt),
+      trigger: String(r.trigger),
+      startedAt: new Date(r.started_at as string | Date),
+      latencyMs: Number(r.latency_ms),
+      succeeded: Boolean(r.succeeded),
+      httpStatus: r.http_status === null ? null : Number(r.http_status),
+      responseExcerpt: (r.response_excerpt as string | null) ?? null,
+      error: (r.error as string | null) ?? null,
+    };
+    const list = out.get(row.deliveryId) ?? [];
+    list.push(row);
+    out.set(row.deliveryId, list);
+  }
+  return out;
+}
+

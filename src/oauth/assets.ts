@@ -1,0 +1,131 @@
+// Static assets of the sign-in pages, served by the service itself: no external fonts, scripts or
+// images, so the pages work offline and the CSP can stay strict.
+
+/** The default logo, shown when a client has no logo_url. */
+export const ATRIUM_LOGO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64" role="img" aria-label="Atrium">
+<rect width="64" height="64" rx="14" fill="#3b5bdb"/>
+<path d="M32 12 50 52h-8.5l-3.6-8.4H26.1L22.5 52H14L32 12Zm0 14.2-3.4 10.1h6.8L32 26.2Z" fill="#fff"/>
+</svg>
+`;
+
+/**
+ * Colours come from custom properties. `data-theme` on <html> is the client's theme: light and
+ * dark are forced; auto follows the browser's prefers-color-scheme.
+ */
+export const SIGNIN_CSS = `:root {
+  color-scheme: light;
+  --bg: #f4f5f7;
+  --card: #ffffff;
+  --fg: #16181d;
+  --muted: #555c69;
+  --border: #cfd4dc;
+  --accent: #3b5bdb;
+  --accent-fg: #ffffff;
+  --error: #b42318;
+  --error-bg: #fdecea;
+  --notice-bg: #e8f0fe;
+  --focus: #1c3fbf;
+}
+html[data-theme="dark"] {
+  color-scheme: dark;
+  --bg: #0f1115;
+  --card: #1a1d24;
+  --fg: #eef0f4;
+  --muted: #a9b0bd;
+  --border: #3a404c;
+  --accent: #748ffc;
+  --accent-fg: #0f1115;
+  --error: #ffb4ab;
+  --error-bg: #3d1d1a;
+  --notice-bg: #1d2a44;
+  --focus: #a5b4fc;
+}
+@media (prefers-color-scheme: dark) {
+  html[data-theme="auto"] {
+    color-scheme: dark;
+    --bg: #0f1115;
+    --card: #1a1d24;
+    --fg: #eef0f4;
+    --muted: #a9b0bd;
+    --border: #3a404c;
+    --accent: #748ffc;
+    --accent-fg: #0f1115;
+    --error: #ffb4ab;
+    --error-bg: #3d1d1a;
+    --notice-bg: #1d2a44;
+    --focus: #a5b4fc;
+  }
+}
+* { box-sizing: border-box; }
+body {
+  margin: 0;
+  min-height: 100vh;
+  display: flex;
+  flex-direction: column;
+  align-items: center;
+  justify-content: center;
+  gap: 1rem;
+  padding: 1.5rem;
+  background: var(--bg);
+  color: var(--fg);
+  font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+}
+main {
+  width: 100%;
+  max-width: 26rem;
+  background: var(--card);
+  border: 1px solid var(--border);
+  border-radius: 12px;
+  padding: 2rem;
+}
+.brand { display: flex; align-items: center; gap: 0.75rem; margin-bottom: 1rem; }
+.brand img { width: 48px; height: 48px; border-radius: 10px; object-fit: contain; }
+.brand .app { font-weight: 600; font-size: 1.05rem; margin: 0; overflow-wrap: anywhere; }
+h1 { font-size: 1.4rem; margin: 0 0 1rem; line-height: 1.3; }
+p { margin: 0 0 1rem; }
+.muted, footer { color: var(--muted); font-size: 0.9rem; }
+form { margin: 0 0 1rem; }
+label { display: block; font-weight: 600; margin: 0 0 0.25rem; }
+input[type="email"], input[type="password"], input[type="text"] {
+  display: block;
+  width: 100%;
+  margin: 0 0 1rem;
+  padding: 0.6rem 0.75rem;
+  font: inherit;
+  color: var(--fg);
+  background: var(--bg);
+  border: 1px solid var(--border);
+  border-radius: 8px;
+}
+input.code { letter-spacing: 0.4em; font-size: 1.4rem; text-align: center; }
+button, .button {
+  display: block;
+  width: 100%;
+  padding: 0.65rem 1rem;
+  font: inherit;
+  font-weight: 600;
+  text-align: center;
+  text-decoration: none;
+  color: var(--accent-fg);
+  background: var(--accent);
+  border: 1px solid var(--accent);
+  border-radius: 8px;
+  cursor: pointer;
+}
+button.secondary { color: var(--fg); background: transparent; border-color: var(--border); }
+.actions { display: grid; gap: 0.5rem; }
+a { color: var(--accent); }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+.error { color: var(--error); background: var(--error-bg); padding: 0.6rem 0.75rem; border-radius: 8px; }
+.notice { background: var(--notice-bg); padding: 0.6rem 0.75rem; border-radius: 8px; }
+ul.scopes { padding-left: 1.25rem; margin: 0 0 1rem; }
+ul.scopes li { margin-bottom: 0.35rem; }
+.links { display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; font-size: 0.95rem; }
+.divider { display: flex; align-items: center; gap: 0.75rem; color: var(--muted); font-size: 0.9rem; margin: 1rem 0; }
+.divider::before, .divider::after { content: ""; flex: 1; border-top: 1px solid var(--border); }
+.user-code { font: 600 1.8rem/1.2 ui-monospace, SFMono-Regular, Menlo, monospace; letter-spacing: 0.1em; text-align: center; }
+table { width: 100%; border-collapse: collapse; font-size: 0.95rem; }
+th, td { text-align: left; padding: 0.4rem; border-bottom: 1px solid var(--border); vertical-align: top; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+`;

@@ -1,0 +1,246 @@
+// Outbound HTTP to URLs that tenants choose (webhooks today, upstreams later), guarded against
+// server-side request forgery: unless the operator allows private targets, a URL may not point at
+// loopback, private, link-local, shared, multicast or reserved addresses. The URL is checked when it
+// is registered (literal address, then DNS) and again on every connection, after DNS resolution, in
+// the socket's own lookup, so a name that later resolves to 127.0.0.1 (DNS rebinding) is refused.
+//
+// node:http is used rather than fetch: it never follows redirects, and its agents take a custom
+// `lookup`, which is where the connect-time check lives.
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
+import http, { type IncomingHttpHeaders } from 'node:http';
+import https from 'node:https';
+import { BlockList, isIP, isIPv4 } from 'node:net';
+
+export interface OutboundPolicy {
+  /** Allow loopback, private and link-local targets (local development). */
+  allowPrivate: boolean;
+}
+
+export class BlockedAddressError extends Error {
+  readonly code = 'ERR_BLOCKED_ADDRESS';
+}
+
+const v4 = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], // "this network"
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10], // carrier-grade NAT
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16], // link-local, cloud metadata
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+] as const) v4.addSubnet(net, prefix, 'ipv4');
+
+const v6 = new BlockList();
+for (const [net, prefix] of [
+  ['::', 96], // unspecified, loopback, IPv4-compatible
+  ['::ffff:0:0', 96], // IPv4-mapped (checked as IPv4 first)
+  ['64:ff9b:1::', 48], // local-use NAT64
+  ['100::', 64], // discard
+  ['2001::', 32], // Teredo: the IPv4 inside is obfuscated, refuse outright
+  ['2001:db8::', 32], // documentation
+  ['fc00::', 7], // unique local
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // old site-local
+  ['ff00::', 8], // multicast
+] as const) v6.addSubnet(net, prefix, 'ipv6');
+
+/** Parses an IPv6 literal into 16 bytes. */
+function ipv6Bytes(address: string): Uint8Array {
+  let text = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  const bytes = new Uint8Array(16);
+  // A trailing dotted quad (::ffff:1.2.3.4) becomes two hex groups.
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted[1]!.split('.').map(Number) as [number, number, number, number];
+    text = `${text.slice(0, -dotted[1]!.length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') as [string, string] : [text, undefined];
+  const headGroups = head ? head.split(':') : [];
+  const tailGroups = tail ? tail.split(':') : [];
+  const groups = [...headGroups, ...Array(8 - headGroups.length - tailGroups.length).fill('0'), ...tailGroups];
+  groups.forEach((g, i) => {
+    const n = parseInt(g, 16);
+    bytes[i * 2] = n >> 8;
+    bytes[i * 2 + 1] = n & 0xff;
+  });
+  return bytes;
+}
+
+const v4Of = (b: Uint8Array, at: number) => `${b[at]}.${b[at + 1]}.${b[at + 2]}.${b[at + 3]}`;
+const zero = (b: Uint8Array, from: number, to: number) => b.subarray(from, to).every((x) => x === 0);
+
+/** True for addresses a tenant's URL may not reach unless private targets are allowed. */
+export function isBlockedAddress(address: string): boolean {
+  if (isIPv4(address)) return v4.check(address, 'ipv4');
+  if (isIP(address.replace(/%.*$/, '')) !== 6) return true;
+  const b = ipv6Bytes(address);
+  // IPv4 embedded in IPv6: mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::a.b.c.d), 6to4 (2002:aabb:ccdd::).
+  if (zero(b, 0, 10) && b[10] === 0xff && b[11] === 0xff) return v4.check(v4Of(b, 12), 'ipv4');
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zero(b, 4, 12)) return v4.check(v4Of(b, 12), 'ipv4');
+  if (b[0] === 0x20 && b[1] === 0x02) return v4.check(v4Of(b, 2), 'ipv4');
+  return v6.check(address.replace(/^\[|\]$/g, '').replace(/%.*$/, ''), 'ipv6');
+}
+
+/** Checks what can be checked without DNS; returns the problem, or undefined. */
+export function urlProblem(url: URL, policy: OutboundPolicy): string | undefined {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
+  if (!url.hostname) return 'has no host';
+  if (policy.allowPrivate) return undefined;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host) && isBlockedAddress(host)) return `points at ${host}, a private, loopback or reserved address (not allowed by ATRIUM_WEBHOOKS_ALLOW_PRIVATE)`;
+  return undefined;
+}
+
+/**
+ * The registration check: the literal check, then the name's current DNS answers. A name that does
+ * not resolve (yet) is accepted; the connect-time check still applies.
+ */
+export async function checkTargetUrl(url: URL, policy: OutboundPolicy, timeoutMs = 2000): Promise<string | undefined> {
+  const literal = urlProblem(url, policy);
+  if (literal || policy.allowPrivate) return literal;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return undefined;
+  const addresses = await Promise.race([
+    new Promise<LookupAddress[]>((resolve) => dnsLookup(host, { all: true }, (error, found) => resolve(error ? [] : found))),
+    new Promise<LookupAddress[]>((resolve) => setTimeout(() => resolve([]), timeoutMs).unref()),
+  ]);
+  const bad = addresses.find((a) => isBlockedAddress(a.address));
+  return bad ? `resolves to ${bad.address}, a private, loopback or reserved address (not allowed by ATRIUM_WEBHOOKS_ALLOW_PRIVATE)` : undefined;
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** A socket `lookup` that refuses names resolving to blocked addresses. */
+function guardedLookup(hostname: string, options: LookupOneOptions | LookupAllOptions, callback: LookupCallback): void {
+  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, []);
+    const bad = addresses.find((a) => isBlockedAddress(a.address));
+    if (bad) return callback(new BlockedAddressError(`${hostname} resolved to ${bad.address}, a private, loopback or reserved address; refused`), []);
+    if ((options as LookupAllOptions).all) return callback(null, addresses);
+    const first = addresses[0]!;
+    return callback(null, first.address, first.family);
+  });
+}
+
+export interface OutboundResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The start of the body, at most `excerptBytes`, as text. */
+  excerpt: string;
+}
+
+export interface PostOptions {
+  timeoutMs: number;
+  excerptBytes: number;
+  signal?: AbortSignal | undefined;
+}
+
+export class TimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+}
+
+/** Bytes read from a response before the connection is dropped instead (the rest is not needed). */
+const MAX_DRAIN_BYTES = 64 * 1024;
+
+/** Keep-alive agents with the guarded lookup; one per policy, for the life of the process. */
+export class OutboundClient {
+  readonly #policy: OutboundPolicy;
+  readonly #http: http.Agent;
+  readonly #https: https.Agent;
+
+  constructor(policy: OutboundPolicy) {
+    this.#policy = policy;
+    const lookup = policy.allowPrivate ? undefined : guardedLookup;
+    // Free sockets are closed before the usual 5 s server keep-alive timeout, to avoid reusing a
+    // socket the receiver is closing.
+    const common = { keepAlive: true, maxSockets: 512, maxFreeSockets: 128, timeout: 4000, scheduling: 'lifo' as const, ...(lookup ? { lookup } : {}) };
+    this.#http = new http.Agent(common);
+    this.#https = new https.Agent(common);
+  }
+
+  get policy(): OutboundPolicy {
+    return this.#policy;
+  }
+
+  /** POSTs `body`; resolves with any HTTP response (redirects included, never followed). */
+  post(url: URL, body: Uint8Array, headers: Record<string, string>, options: PostOptions): Promise<OutboundResponse> {
+    const problem = urlProblem(url, this.#policy);
+    if (problem) return Promise.reject(new BlockedAddressError(`The URL ${problem}`));
+    const secure = url.protocol === 'https:';
+    return new Promise<OutboundResponse>((resolve, reject) => {
+      let settled = false;
+      const finish = (error: Error | undefined, response?: OutboundResponse) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        if (error) reject(error);
+        else resolve(response!);
+      };
+      const request = (secure ? https : http).request(url, {
+        method: 'POST',
+        agent: secure ? this.#https : this.#http,
+        headers: { ...headers, 'content-length': String(body.byteLength) },
+      }, (response) => {
+        const kept: Buffer[] = [];
+        let keptBytes = 0;
+        let total = 0;
+        const done = () => finish(undefined, {
+          status: response.statusCode ?? 0,
+          headers: response.headers,
+          excerpt: Buffer.concat(kept).toString('utf8'),
+        });
+        response.on('data', (chunk: Buffer) => {
+          total += chunk.length;
+          if (keptBytes < options.excerptBytes) {
+            const part = chunk.subarray(0, options.excerptBytes - keptBytes);
+            kept.push(part);
+            keptBytes += part.length;
+          }
+          if (total > MAX_DRAIN_BYTES) {
+            response.destroy();
+            done();
+          }
+        });
+        response.on('end', done);
+        response.on('close', done);
+        response.on('error', done);
+      });
+      const timer = setTimeout(() => {
+        request.destroy();
+        finish(new TimeoutError(`no complete response within ${options.timeoutMs} ms`));
+      }, options.timeoutMs);
+      const onAbort = () => {
+        request.destroy();
+        finish(new Error('aborted'));
+      };
+      if (options.signal?.aborted) return onAbort();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      request.on('error', (error) => finish(error));
+      request.end(body);
+    });
+  }
+
+  close(): void {
+    this.#http.destroy();
+    this.#https.destroy();
+  }
+}
+
+/** `Retry-After` as milliseconds from now (seconds or an HTTP date); undefined when absent or bad. */
+export function retryAfterMs(value: string | string[] | undefined, now: Date): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (!text) return undefined;
+  if (/^\s*\d+\s*$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now.getTime());
+}

@@ -1,0 +1,182 @@
+// The `atrium` command as an operator runs it: bootstrap, serve, the data-dir lock, graceful
+// shutdown and config errors. Embedded database (PGlite) in temp data dirs, loopback only.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../support/service.ts';
+
+const MAIN = resolve(import.meta.dirname, '../../src/cli/main.ts');
+const TIMEOUT_MS = 90_000;
+
+const children = new Set<ChildProcess>();
+const dirs: string[] = [];
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'atrium-cli-'));
+  dirs.push(dir);
+  return dir;
+}
+
+function cliEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', ATRIUM_LOG_LEVEL: 'info', ...extra };
+  // The embedded engine, whatever the surrounding environment says.
+  delete env.DATABASE_URL;
+  return env;
+}
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+function start(args: string[], env: Record<string, string>) {
+  const child = spawn(process.execPath, [MAIN, ...args], { env: cliEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  const out = { stdout: '', stderr: '' };
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => { out.stdout += d; });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => { out.stderr += d; });
+  const done = new Promise<Run>((resolveRun) => {
+    child.on('exit', (code, signal) => {
+      children.delete(child);
+      // Let the pipes drain.
+      setImmediate(() => resolveRun({ code, signal, ...out }));
+    });
+  });
+  return { child, out, done };
+}
+
+async function run(args: string[], env: Record<string, string>): Promise<Run> {
+  const { child, done } = start(args, env);
+  const timer = setTimeout(() => child.kill('SIGKILL'), TIMEOUT_MS);
+  try {
+    return await done;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Starts `serve` and waits until it answers /healthz. */
+async function serve(dataDir: string) {
+  const port = await freePort();
+  const proc = start(['serve'], { ATRIUM_DATA_DIR: dataDir, PORT: String(port) });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + TIMEOUT_MS;
+  let exited: Run | undefined;
+  void proc.done.then((r) => { exited = r; });
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`serve exited early (${exited.code}): ${exited.stderr}`);
+    try {
+      if ((await fetch(`${url}/healthz`)).ok) return { ...proc, url, port };
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+  proc.child.kill('SIGKILL');
+  throw new Error(`serve did not start: ${proc.out.stderr}`);
+}
+
+after(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await sleep(100);
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('atrium CLI [pglite]', () => {
+  test('bootstrap --json prints only the credentials, idempotently; a wrong password fails', async () => {
+    const dataDir = tempDir();
+    const args = ['bootstrap', '--email', 'admin@example.test', '--password', 'correct horse battery', '--project', 'Demo', '--json'];
+    const first = await run(args, { ATRIUM_DATA_DIR: dataDir });
+    assert.equal(first.code, 0, first.stderr);
+    const lines = first.stdout.trim().split('\n');
+    assert.equal(lines.length, 1, `stdout is one JSON line: ${first.stdout}`);
+    const result = JSON.parse(lines[0]!);
+    assert.deepEqual(Object.keys(result).sort(), ['api_key', 'project_id', 'user_id', 'user_token']);
+    assert.match(result.api_key, /^ma-/);
+    assert.match(result.user_token, /^atp_/);
+
+    const second = await run(args, { ATRIUM_DATA_DIR: dataDir });
+    assert.equal(second.code, 0, second.stderr);
+    const again = JSON.parse(second.stdout);
+    assert.equal(again.user_id, result.user_id);
+    assert.equal(again.project_id, result.project_id);
+    assert.notEqual(again.api_key, result.api_key);
+    assert.notEqual(again.user_token, result.user_token);
+
+    const wrong = await run(['bootstrap', '--email', 'admin@example.test', '--password', 'not the password', '--project', 'Demo', '--json'], { ATRIUM_DATA_DIR: dataDir });
+    assert.notEqual(wrong.code, 0);
+    assert.equal(wrong.stdout, '');
+    assert.match(wrong.stderr, /already exists with a different password/);
+
+    const missing = await run(['bootstrap', '--email', 'x@example.test', '--json'], { ATRIUM_DATA_DIR: dataDir });
+    assert.notEqual(missing.code, 0);
+    assert.match(missing.stderr, /--password/);
+
+    // The credentials work against the server on that data dir.
+    const server = await serve(dataDir);
+    try {
+      for (const token of [result.api_key, again.api_key, result.user_token]) {
+        const r = await fetch(`${server.url}/accounts/projects/${result.project_id}`, { headers: { authorization: `Bearer ${token}` } });
+        assert.equal(r.status, 200);
+        assert.equal(((await r.json()) as { name: string }).name, 'Demo');
+      }
+      assert.doesNotMatch(server.out.stderr, /No users yet/, 'no first-admin hint once there is an admin');
+      // The embedded database is locked while the server runs: bootstrap refuses clearly.
+      const locked = await run(args, { ATRIUM_DATA_DIR: dataDir });
+      assert.notEqual(locked.code, 0);
+      assert.equal(locked.stdout, '');
+      assert.match(locked.stderr, /Another Atrium process \(pid \d+\)/);
+    } finally {
+      server.child.kill('SIGTERM');
+      await server.done;
+    }
+  });
+
+  test('serve prints the first-admin hint, holds the data dir, and stops on SIGTERM', async () => {
+    const dataDir = tempDir();
+    const server = await serve(dataDir);
+    try {
+      assert.match(server.out.stderr, /No users yet/);
+      assert.match(server.out.stderr, /atrium bootstrap --email/);
+      assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
+
+      const port = await freePort();
+      const second = await run(['serve'], { ATRIUM_DATA_DIR: dataDir, PORT: String(port) });
+      assert.notEqual(second.code, 0);
+      assert.match(second.stderr, /Another Atrium process \(pid \d+\) is using the embedded database/);
+      assert.match(second.stderr, /DATABASE_URL/);
+      // The first server is unharmed.
+      assert.equal((await fetch(`${server.url}/healthz`)).status, 200);
+    } finally {
+      server.child.kill('SIGTERM');
+    }
+    const stopped = await Promise.race([server.done, sleep(30_000).then(() => undefined)]);
+    assert.ok(stopped, 'serve exits within 30 s of SIGTERM');
+    assert.equal(stopped.code, 0, stopped.stderr);
+    assert.equal(stopped.signal, null);
+    // The lock is released: the data dir can be served again.
+    const restarted = await serve(dataDir);
+    restarted.child.kill('SIGINT');
+    assert.equal((await restarted.done).code, 0);
+  });
+
+  test('a bad setting exits with a message naming it', async () => {
+    const settings = [['PORT', 'abc'], ['PORT', '70000'], ['ATRIUM_PUBLIC_URL', 'not a url'], ['ATRIUM_LOG_LEVEL', 'loud']] as const;
+    const runs = await Promise.all(settings.map(([name, value]) => run(['serve'], { ATRIUM_DATA_DIR: tempDir(), [name]: value })));
+    for (const [i, [name, value]] of settings.entries()) {
+      const r = runs[i]!;
+      assert.notEqual(r.code, 0, `${name}=${value}`);
+      assert.match(r.stderr, new RegExp(`\\b${name}\\b`), `${name}=${value}: ${r.stderr}`);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+    }
+    const unknown = await run(['frobnicate'], {});
+    assert.notEqual(unknown.code, 0);
+    assert.match(unknown.stderr, /Unknown command "frobnicate"/);
+  });
+});

@@ -1,0 +1,249 @@
+// The transactional outbox on both engines: jobs commit with the caller's transaction, run once per
+// lease, survive a dead worker (the lease expires), retry on an injected clock, and are shared by
+// several workers without running twice.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { sql } from 'drizzle-orm';
+import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
+import { openDatabase, type Database } from '../../src/platform/db/engine.ts';
+import { migrate } from '../../src/platform/db/migrate.ts';
+import { claimJobs, enqueue, jobsTable, rowsOf, settleJobs, type ClaimedJob } from '../../src/platform/jobs/outbox.ts';
+import { JobWorker, type Clock, type JobHandler, type JobResult, type JobWorkerOptions } from '../../src/platform/jobs/worker.ts';
+import { forEachEngine } from '../support/service.ts';
+import { isolatedDatabase, sleep } from '../support/webhooks.ts';
+
+const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
+
+/** A clock tests move by hand. It starts a little ahead, so jobs the database stamped "now" are due. */
+class FakeClock implements Clock {
+  #t: number;
+  constructor(start = Date.now() + 5000) {
+    this.#t = start;
+  }
+  now(): Date {
+    return new Date(this.#t);
+  }
+  advance(ms: number): void {
+    this.#t += ms;
+  }
+}
+
+forEachEngine('jobs outbox', (engine) => {
+  let database: Database;
+  let dataDir: string;
+  let drop: () => Promise<void>;
+  before(async () => {
+    const isolated = await isolatedDatabase(engine);
+    drop = isolated.drop;
+    dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
+    database = await openDatabase({ databaseUrl: isolated.env.DATABASE_URL, dataDir, poolSize: 10 });
+    await migrate(database);
+  });
+  after(async () => {
+    await database?.close();
+    await drop?.();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** A topic of its own per test, so tests never see each other's jobs. */
+  const topic = () => `test.${crypto.randomUUID()}`;
+  const worker = (handlers: JobHandler[], options: Partial<JobWorkerOptions> = {}) =>
+    new JobWorker(database, { handlers, concurrency: 20, batchSize: 10, pollMs: 1000, leaseMs: 30_000, log, ...options });
+  const jobsOf = async (t: string) => database.db.select().from(jobsTable).where(sql`${jobsTable.topic} = ${t}`);
+
+  test('a job commits and rolls back with the transaction that enqueued it', async () => {
+    const t = topic();
+    const ran: unknown[] = [];
+    const w = worker([{ topic: t, run: async (job) => { ran.push(job.payload.n); return {}; } }]);
+    await assert.rejects(database.db.transaction(async (tx) => {
+      await enqueue(tx, { topic: t, payload: { n: 1 } });
+      throw new Error('the change failed');
+    }), /the change failed/);
+    assert.equal(await w.drain(), 0);
+    await database.db.transaction(async (tx) => {
+      await enqueue(tx, [{ topic: t, payload: { n: 2 } }, { topic: t, payload: { n: 3 } }]);
+    });
+    assert.equal(await w.drain(), 2);
+    assert.deepEqual(ran.sort(), [2, 3]);
+    assert.deepEqual(await jobsOf(t), [], 'finished jobs are removed');
+  });
+
+  test('run times, handler retries and their records follow the injected clock', async () => {
+    const t = topic();
+    const clock = new FakeClock();
+    const attempts: number[] = [];
+    const handler: JobHandler = {
+      topic: t,
+      async run(job): Promise<JobResult> {
+        attempts.push(job.attempts);
+        const note = async (tx: Parameters<NonNullable<JobResult['record']>>[0]) => {
+          await tx.execute(sql`update jobs set payload = payload || ${JSON.stringify({ noted: job.attempts })}::jsonb where id = ${job.id}::bigint`);
+        };
+        return job.attempts < 3 ? { retryAt: new Date(clock.now().getTime() + 60_000), error: `try ${job.attempts}`, record: note } : {};
+      },
+    };
+    const w = worker([handler], { clock });
+    await database.db.transaction((tx) => enqueue(tx, { topic: t, runAt: new Date(clock.now().getTime() + 10_000) }));
+    assert.equal(await w.drain(), 0, 'not due yet');
+    clock.advance(10_000);
+    assert.equal(await w.drain(), 1);
+    const [row] = await jobsOf(t);
+    assert.equal(row!.lastError, 'try 1');
+    assert.equal(row!.runAt.getTime(), clock.now().getTime() + 60_000);
+    assert.deepEqual(row!.payload, { noted: 1 }, 'the record committed with the retry');
+    clock.advance(59_000);
+    assert.equal(await w.drain(), 0);
+    clock.advance(1000);
+    assert.equal(await w.drain(), 1);
+    clock.advance(60_000);
+    assert.equal(await w.drain(), 1);
+    assert.deepEqual(attempts, [1, 2, 3]);
+    assert.deepEqual(await jobsOf(t), []);
+  });
+
+  test('a handler that throws backs off exponentially and ends dead after maxAttempts', async () => {
+    const t = topic();
+    const clock = new FakeClock();
+    const w = worker([{ topic: t, maxAttempts: 3, run: async () => { throw new Error('boom'); } }], { clock });
+    await database.db.transaction((tx) => enqueue(tx, { topic: t }));
+    assert.equal(await w.drain(), 1);
+    let [row] = await jobsOf(t);
+    const firstWait = row!.runAt.getTime() - clock.now().getTime();
+    assert.ok(firstWait >= 800 && firstWait <= 1200, `first backoff ${firstWait} ms`);
+    clock.advance(1200);
+    assert.equal(await w.drain(), 1);
+    [row] = await jobsOf(t);
+    const secondWait = row!.runAt.getTime() - clock.now().getTime();
+    assert.ok(secondWait >= 1600 && secondWait <= 2400, `second backoff ${secondWait} ms`);
+    clock.advance(2400);
+    assert.equal(await w.drain(), 1);
+    [row] = await jobsOf(t);
+    assert.equal(row!.status, 'dead');
+    assert.equal(row!.lastError, 'boom');
+    clock.advance(86400_000);
+    assert.equal(await w.drain(), 0, 'dead jobs never run');
+  });
+
+  test('a dead worker\'s job runs again after its lease, and the late worker cannot settle it', async () => {
+    const t = topic();
+    const clock = new FakeClock();
+    const recorded: string[] = [];
+    await database.db.transaction((tx) => enqueue(tx, { topic: t, payload: { n: 1 } }));
+    // A worker claims the job and dies (it never settles).
+    const [lost] = await claimJobs(database.db, { topics: [t], limit: 10, now: clock.now(), leaseMs: 30_000, leaseToken: crypto.randomUUID() });
+    assert.ok(lost);
+    const w = worker([{ topic: t, run: async (job) => ({ record: async () => { recorded.push(`by ${job.leaseToken}`); } }) }], { clock });
+    clock.advance(29_000);
+    assert.equal(await w.drain(), 0, 'leased: nobody else takes it');
+    clock.advance(2000);
+    assert.equal(await w.drain(), 1, 'lease expired: it runs again');
+    assert.equal(recorded.length, 1);
+    // The first worker comes back and tries to settle: its lease is gone, nothing changes.
+    const owned = await database.db.transaction((tx) => settleJobs(tx, [{ id: lost.id, leaseToken: lost.leaseToken, kind: 'done' }]));
+    assert.equal(owned.size, 0);
+  });
+
+  test('keys de-duplicate; reschedule moves an idle job but not a running one', async () => {
+    const t = topic();
+    const clock = new FakeClock();
+    const later = new Date(clock.now().getTime() + 3600_000);
+    assert.equal(await database.db.transaction((tx) => enqueue(tx, { topic: t, key: 'k', runAt: later })), 1);
+    assert.equal(await database.db.transaction((tx) => enqueue(tx, { topic: t, key: 'k' })), 0);
+    assert.equal((await jobsOf(t))[0]!.runAt.getTime(), later.getTime());
+    assert.equal(await database.db.transaction((tx) => enqueue(tx, { topic: t, key: 'k', payload: { v: 2 } }, { onConflict: 'reschedule' })), 1);
+    const [row] = await jobsOf(t);
+    assert.ok(row!.runAt.getTime() < later.getTime());
+    assert.deepEqual(row!.payload, { v: 2 });
+    await claimJobs(database.db, { topics: [t], limit: 1, now: undefined, leaseMs: 60_000, leaseToken: crypto.randomUUID() });
+    assert.equal(await database.db.transaction((tx) => enqueue(tx, { topic: t, key: 'k' }, { onConflict: 'reschedule' })), 0, 'running: left alone');
+  });
+
+  test('started workers wake on commit (NOTIFY), share the queue and run each job once', async () => {
+    const t = topic();
+    const runs = new Map<number, number>();
+    const handler: JobHandler = {
+      topic: t,
+      async run(job) {
+        await sleep(2);
+        const n = job.payload.n as number;
+        runs.set(n, (runs.get(n) ?? 0) + 1);
+        return {};
+      },
+    };
+    // A long poll: only the notification can start them promptly.
+    const a = worker([handler], { pollMs: 60_000 });
+    const b = worker([handler], { pollMs: 60_000 });
+    a.start();
+    b.start();
+    try {
+      await sleep(200); // LISTEN is in place
+      const t0 = Date.now();
+      await database.db.transaction((tx) => enqueue(tx, { topic: t, payload: { n: 0 } }));
+      while (!runs.has(0)) {
+        assert.ok(Date.now() - t0 < 3000, 'woken by the notification, not the poll');
+        await sleep(5);
+      }
+      const total = 400;
+      for (let i = 1; i < total; i += 40) {
+        await database.db.transaction((tx) => enqueue(tx, Array.from({ length: Math.min(40, total - i) }, (_, k) => ({ topic: t, payload: { n: i + k } }))));
+      }
+      const deadline = Date.now() + 20_000;
+      while (runs.size < total && Date.now() < deadline) await sleep(20);
+      assert.equal(runs.size, total);
+      assert.deepEqual([...runs.values()].filter((c) => c !== 1), [], 'no job ran twice');
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+
+  test('a job running longer than its lease keeps it (renewal): no second run', async () => {
+    const t = topic();
+    let runs = 0;
+    const handler: JobHandler = { topic: t, async run() { runs += 1; await sleep(1200); return {}; } };
+    const a = worker([handler], { leaseMs: 300, pollMs: 50 });
+    const b = worker([handler], { leaseMs: 300, pollMs: 50 });
+    a.start();
+    b.start();
+    try {
+      await database.db.transaction((tx) => enqueue(tx, { topic: t }));
+      const deadline = Date.now() + 10_000;
+      while ((await jobsOf(t)).length > 0 && Date.now() < deadline) await sleep(50);
+      assert.deepEqual(await jobsOf(t), []);
+      assert.equal(runs, 1);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  });
+
+  test('stop() releases jobs it had to abort, so they run again at once', async () => {
+    const t = topic();
+    const started: ClaimedJob[] = [];
+    const handler: JobHandler = {
+      topic: t,
+      run: (job, signal) => new Promise((_resolve, reject) => {
+        started.push(job);
+        signal.addEventListener('abort', () => reject(new Error('aborted')));
+      }),
+    };
+    const a = worker([handler], { stopGraceMs: 100, pollMs: 20 });
+    a.start();
+    await database.db.transaction((tx) => enqueue(tx, { topic: t }));
+    while (started.length === 0) await sleep(10);
+    await a.stop();
+    const [row] = await jobsOf(t);
+    assert.equal(row!.leaseToken, null);
+    assert.ok(row!.runAt.getTime() <= Date.now());
+    const done: number[] = [];
+    const b = worker([{ topic: t, run: async (job) => { done.push(job.attempts); return {}; } }]);
+    assert.equal(await b.drain(), 1);
+    assert.deepEqual(done, [2]);
+    const [count] = rowsOf<{ n: number }>(await database.db.execute(sql`select count(*)::int as n from jobs where topic = ${t}`));
+    assert.equal(count!.n, 0);
+  });
+});

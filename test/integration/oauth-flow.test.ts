@@ -1,0 +1,292 @@
+// The authorization server end to end with openid-client (no browser): discovery, the
+// authorization code flow with PKCE through the real sign-in and consent forms, refresh rotation,
+// client_credentials, revocation, userinfo, the built-in CLI client (loopback and device flow),
+// and OAuth access tokens on the Atrium API — on both engines.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import * as oidc from 'openid-client';
+import { upsertMember } from '../../src/modules/projects/store.ts';
+import { ATRIUM_CLI_CLIENT_ID } from '../../src/oauth/first-party.ts';
+import { call, createTenant, forEachEngine, freePort, startTestService, type Tenant, type TestService } from '../support/service.ts';
+import {
+  EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, insertClient, jwtClaims, oauthError, signInAndConsent, type TestClient,
+} from '../support/oauth.ts';
+
+forEachEngine('oauth flows', (engine) => {
+  let service: TestService;
+  let tenant: Tenant;
+  let other: Tenant;
+  let client: TestClient;
+  let config: oidc.Configuration;
+  const scope = 'openid profile email offline_access profile:read rooms:connect';
+
+  before(async () => {
+    // No credential cache: revocation must show at once in these tests.
+    service = await startTestService(engine, { ...EMAIL_LOGIN_ENV, ATRIUM_AUTH_CACHE_SECONDS: '0' });
+    tenant = await createTenant(service, 'oauth');
+    other = await createTenant(service, 'other');
+    client = await insertClient(service, tenant.projectId, { name: 'Flow App' });
+    config = await discover(service, client);
+  });
+  after(() => service?.stop());
+
+  /** Authorization code + PKCE through the forms, then the code exchange. */
+  async function codeFlow(forClient: TestClient, forConfig: oidc.Configuration, who: { email: string; password: string } = tenant, requestedScope = scope) {
+    const request = await authorizationRequest(forConfig, forClient.redirectUri, requestedScope);
+    const callback = await signInAndConsent(new FormBrowser(service.url), request, forClient.redirectUri, who.email, who.password);
+    return oidc.authorizationCodeGrant(forConfig, callback, { pkceCodeVerifier: request.verifier, expectedState: request.state, expectedNonce: request.nonce });
+  }
+
+  test('discovery at both well-known names, with the endpoints under /oauth', async () => {
+    for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server']) {
+      const response = await call(service, 'GET', path);
+      assert.equal(response.status, 200, path);
+      const doc = response.body;
+      assert.equal(doc.issuer, service.url);
+      assert.equal(doc.authorization_endpoint, `${service.url}/oauth/authorize`);
+      assert.equal(doc.token_endpoint, `${service.url}/oauth/token`);
+      assert.equal(doc.jwks_uri, `${service.url}/oauth/jwks`);
+      assert.equal(doc.userinfo_endpoint, `${service.url}/oauth/userinfo`);
+      assert.equal(doc.revocation_endpoint, `${service.url}/oauth/revoke`);
+      assert.equal(doc.introspection_endpoint, `${service.url}/oauth/introspect`);
+      assert.equal(doc.device_authorization_endpoint, `${service.url}/oauth/device/auth`);
+      assert.equal(doc.end_session_endpoint, `${service.url}/oauth/logout`);
+      assert.deepEqual(doc.code_challenge_methods_supported, ['S256']);
+      assert.equal(doc.authorization_response_iss_parameter_supported, true);
+      assert.deepEqual(doc.response_types_supported, ['code']);
+      for (const grant of ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:device_code']) assert.ok(doc.grant_types_supported.includes(grant), grant);
+      for (const s of ['profile:read', 'rooms:connect', 'llm:invoke', 'secrets:proxy', 'openid', 'profile', 'email', 'offline_access', 'llm_proxy']) assert.ok(doc.scopes_supported.includes(s), s);
+      assert.deepEqual([...doc.token_endpoint_auth_methods_supported].sort(), ['client_secret_basic', 'client_secret_post', 'none']);
+    }
+    // The provider signs with the service's keys: the JWKS is the same set everyone verifies with.
+    const jwks = (await call(service, 'GET', '/oauth/jwks')).body.keys.map((k: { kid: string }) => k.kid);
+    const shared = (await call(service, 'GET', '/.well-known/jwks.json')).body.keys.map((k: { kid: string }) => k.kid);
+    assert.deepEqual(jwks.sort(), shared.sort());
+  });
+
+  test('authorization code + PKCE through the sign-in form: tokens, claims, and the API accepts them', async () => {
+    const tokens = await codeFlow(client, config);
+    assert.equal(tokens.token_type.toLowerCase(), 'bearer');
+    assert.ok(tokens.refresh_token, 'refresh token issued');
+    assert.ok(tokens.expires_in! > 0 && tokens.expires_in! <= 600, 'short-lived access token');
+    const claims = jwtClaims(tokens.access_token);
+    assert.equal(claims.sub, tenant.userId);
+    assert.equal(claims.client_id, client.clientId);
+    assert.equal(claims.project_id, tenant.projectId);
+    assert.equal(claims.iss, service.url);
+    assert.equal(claims.aud, service.url);
+    assert.equal(Number(claims.exp) - Number(claims.iat), 600);
+    assert.deepEqual(String(claims.scope).split(' ').sort(), ['email', 'openid', 'profile', 'profile:read', 'rooms:connect']);
+    const header = JSON.parse(Buffer.from(tokens.access_token.split('.')[0]!, 'base64url').toString()) as { typ: string; alg: string };
+    assert.equal(header.typ, 'at+jwt');
+    assert.equal(header.alg, 'ES256');
+    const idToken = tokens.claims()!;
+    assert.equal(idToken.sub, tenant.userId);
+    assert.equal(idToken.email, tenant.email);
+
+    const me = await call(service, 'GET', '/accounts/profiles/me', { token: tokens.access_token });
+    assert.equal(me.status, 200);
+    assert.equal(me.body.email, tenant.email);
+    const role = await call(service, 'GET', `/accounts/projects/${tenant.projectId}/role`, { token: tokens.access_token });
+    assert.equal(role.status, 200);
+    await call(service, 'POST', `/accounts/projects/${tenant.projectId}/rooms`, { token: tenant.apiKey, json: { name: 'oauth-room' } });
+    const connect = await call(service, 'POST', `/accounts/projects/${tenant.projectId}/rooms/oauth-room/connect`, { token: tokens.access_token, json: {} });
+    assert.equal(connect.status, 200);
+    assert.equal(connect.body.room_name, 'oauth-room');
+    // A route that does not accept OAuth tokens refuses them.
+    const keys = await call(service, 'GET', `/accounts/projects/${tenant.projectId}/api-keys`, { token: tokens.access_token });
+    assert.equal(keys.status, 403);
+  });
+
+  test('a token for a client in project A does nothing in project B, even for a member of both', async () => {
+    await upsertMember(service.ctx.db, other.projectId, tenant.userId, ['admin']);
+    await call(service, 'POST', `/accounts/projects/${other.projectId}/rooms`, { token: other.apiKey, json: { name: 'b-room' } });
+    const tokens = await codeFlow(client, config);
+    assert.equal((await call(service, 'GET', `/accounts/projects/${tenant.projectId}/role`, { token: tokens.access_token })).status, 200);
+    const role = await call(service, 'GET', `/accounts/projects/${other.projectId}/role`, { token: tokens.access_token });
+    assert.equal(role.status, 404);
+    const connect = await call(service, 'POST', `/accounts/projects/${other.projectId}/rooms/b-room/connect`, { token: tokens.access_token, json: {} });
+    assert.equal(connect.status, 404);
+    // The same user's personal token does reach project B: the refusal is the client binding.
+    assert.equal((await call(service, 'GET', `/accounts/projects/${other.projectId}/role`, { token: tenant.userToken })).status, 200);
+  });
+
+  test('a token without the route\'s scope is refused; llm_proxy counts as llm:invoke', async () => {
+    const narrow = await insertClient(service, tenant.projectId, { scope: 'openid profile:read llm_proxy' });
+    const tokens = await codeFlow(narrow, await discover(service, narrow), tenant, 'openid profile:read llm_proxy');
+    const claims = jwtClaims(tokens.access_token);
+    assert.equal(claims.scope, 'openid profile:read llm_proxy');
+    const principal = await service.ctx.auth.authenticate(tokens.access_token);
+    assert.ok(principal?.scopes?.has('llm:invoke'), 'alias expanded');
+    await call(service, 'POST', `/accounts/projects/${tenant.projectId}/rooms`, { token: tenant.apiKey, json: { name: 'scoped-room' } });
+    const connect = await call(service, 'POST', `/accounts/projects/${tenant.projectId}/rooms/scoped-room/connect`, { token: tokens.access_token, json: {} });
+    assert.equal(connect.status, 403);
+    assert.match(connect.body.error.message, /rooms:connect/);
+  });
+
+  test('refresh rotation: each refresh returns a new refresh token and a working access token', async () => {
+    const first = await codeFlow(client, config);
+    const second = await oidc.refreshTokenGrant(config, first.refresh_token!);
+    assert.ok(second.refresh_token);
+    assert.notEqual(second.refresh_token, first.refresh_token);
+    assert.notEqual(second.access_token, first.access_token);
+    const third = await oidc.refreshTokenGrant(config, second.refresh_token!);
+    assert.notEqual(third.refresh_token, second.refresh_token);
+    assert.equal((await call(service, 'GET', '/accounts/profiles/me', { token: third.access_token })).status, 200);
+  });
+
+  test('client_secret_post authenticates too; a wrong secret does not', async () => {
+    const tokens = await codeFlow(client, await discover(service, client, 'post'));
+    assert.ok(tokens.access_token);
+    const wrong = await discover(service, { clientId: client.clientId, clientSecret: 'not-the-secret' });
+    await assert.rejects(oidc.clientCredentialsGrant(wrong, { scope: 'profile:read' }), (error) => oauthError(error) === 'invalid_client');
+  });
+
+  test('userinfo returns the claims the token\'s scopes allow', async () => {
+    const tokens = await codeFlow(client, config);
+    const info = await oidc.fetchUserInfo(config, tokens.access_token, tenant.userId);
+    assert.equal(info.sub, tenant.userId);
+    assert.equal(info.email, tenant.email);
+    assert.equal(info.email_verified, true);
+    assert.equal(info.given_name, 'Test');
+    const narrow = await insertClient(service, tenant.projectId, { scope: 'openid profile:read' });
+    const narrowTokens = await codeFlow(narrow, await discover(service, narrow), tenant, 'openid profile:read');
+    const minimal = await oidc.fetchUserInfo(await discover(service, narrow), narrowTokens.access_token, tenant.userId);
+    assert.deepEqual(Object.keys(minimal), ['sub']);
+    assert.equal((await call(service, 'GET', '/oauth/userinfo')).status, 401);
+  });
+
+  test('client_credentials: a JWT for the client alone, with no user and no project role', async () => {
+    const machine = await insertClient(service, tenant.projectId, { grantTypes: ['client_credentials'], redirectUris: [], scope: 'profile:read rooms:connect' });
+    const machineConfig = await discover(service, machine);
+    const tokens = await oidc.clientCredentialsGrant(machineConfig, { scope: 'profile:read rooms:connect' });
+    assert.equal(tokens.refresh_token, undefined);
+    const claims = jwtClaims(tokens.access_token);
+    assert.equal(claims.sub, machine.clientId);
+    assert.equal(claims.client_id, machine.clientId);
+    assert.equal(claims.project_id, tenant.projectId);
+    assert.equal(claims.grant_id, undefined);
+    const principal = await service.ctx.auth.authenticate(tokens.access_token);
+    assert.equal(principal?.kind, 'oauth');
+    assert.equal(principal?.userId, undefined);
+    // Least privilege: no user to read, no membership to act with, no userinfo.
+    assert.equal((await call(service, 'GET', '/accounts/profiles/me', { token: tokens.access_token })).status, 404);
+    assert.equal((await call(service, 'GET', `/accounts/profiles/${tenant.userId}`, { token: tokens.access_token })).status, 404);
+    assert.equal((await call(service, 'GET', `/accounts/projects/${tenant.projectId}/role`, { token: tokens.access_token })).status, 404);
+    await call(service, 'POST', `/accounts/projects/${tenant.projectId}/rooms`, { token: tenant.apiKey, json: { name: 'machine-room' } });
+    assert.equal((await call(service, 'POST', `/accounts/projects/${tenant.projectId}/rooms/machine-room/connect`, { token: tokens.access_token, json: {} })).status, 404);
+    // A client registered without client_credentials cannot use it.
+    await assert.rejects(oidc.clientCredentialsGrant(config, { scope: 'profile:read' }), (error) => /grant type is not allowed/.test(String((error as { error_description?: string }).error_description)));
+  });
+
+  test('revoking the refresh token ends the grant: no refresh, and the access token stops working', async () => {
+    const tokens = await codeFlow(client, config);
+    assert.equal((await call(service, 'GET', '/accounts/profiles/me', { token: tokens.access_token })).status, 200);
+    const introspected = await oidc.tokenIntrospection(config, tokens.refresh_token!);
+    assert.equal(introspected.active, true);
+    await oidc.tokenRevocation(config, tokens.refresh_token!);
+    assert.equal((await oidc.tokenIntrospection(config, tokens.refresh_token!)).active, false);
+    await assert.rejects(oidc.refreshTokenGrant(config, tokens.refresh_token!), (error) => oauthError(error) === 'invalid_grant');
+    assert.equal((await call(service, 'GET', '/accounts/profiles/me', { token: tokens.access_token })).status, 401);
+  });
+
+  test('a client cannot introspect or revoke another client\'s tokens', async () => {
+    const tokens = await codeFlow(client, config);
+    const intruder = await insertClient(service, other.projectId);
+    const intruderConfig = await discover(service, intruder);
+    assert.equal((await oidc.tokenIntrospection(intruderConfig, tokens.refresh_token!)).active, false);
+    await oidc.tokenRevocation(intruderConfig, tokens.refresh_token!);
+    assert.equal((await oidc.tokenIntrospection(config, tokens.refresh_token!)).active, true, 'still valid');
+    assert.ok((await oidc.refreshTokenGrant(config, tokens.refresh_token!)).access_token);
+  });
+
+  test('end-session signs the browser out: the next authorization asks to sign in again', async () => {
+    const browser = new FormBrowser(service.url);
+    const request = await authorizationRequest(config, client.redirectUri, scope);
+    await signInAndConsent(browser, request, client.redirectUri, tenant.email, tenant.password);
+    // Signed in: a new request goes straight back with a code.
+    const again = await browser.go('GET', (await authorizationRequest(config, client.redirectUri, scope)).url, undefined, client.redirectUri);
+    assert.ok(again.redirectedTo?.includes('code='), 'single sign-on while the session lasts');
+    const confirm = await browser.go('GET', `/oauth/logout?client_id=${client.clientId}`);
+    assert.equal(confirm.status, 200);
+    const out = await browser.submit(confirm, '/oauth/logout/confirm', { logout: 'yes' });
+    assert.match(out.html, /You are signed out/);
+    const after = await browser.go('GET', (await authorizationRequest(config, client.redirectUri, scope)).url, undefined, client.redirectUri);
+    assert.equal(after.redirectedTo, undefined);
+    assert.match(after.html, /id="password-form"/);
+  });
+
+  test('deleting a client stops its tokens', async () => {
+    const doomed = await insertClient(service, tenant.projectId);
+    const tokens = await codeFlow(doomed, await discover(service, doomed));
+    assert.equal((await call(service, 'GET', '/accounts/profiles/me', { token: tokens.access_token })).status, 200);
+    const { oauthClientsTable } = await import('../../src/modules/oauth-clients/store.ts');
+    const { eq } = await import('drizzle-orm');
+    await service.ctx.db.delete(oauthClientsTable).where(eq(oauthClientsTable.clientId, doomed.clientId));
+    assert.equal((await call(service, 'GET', '/accounts/profiles/me', { token: tokens.access_token })).status, 401);
+  });
+
+  test('deny returns access_denied (with iss) to the application', async () => {
+    const request = await authorizationRequest(config, client.redirectUri, scope);
+    const browser = new FormBrowser(service.url);
+    const login = await browser.go('GET', request.url);
+    const consent = await browser.submit(login, '/password', { email: tenant.email, password: tenant.password }, client.redirectUri);
+    const denied = await browser.submit(consent, '/consent', { decision: 'deny' }, client.redirectUri);
+    const callback = new URL(denied.redirectedTo!);
+    assert.equal(callback.searchParams.get('error'), 'access_denied');
+    assert.equal(callback.searchParams.get('state'), request.state);
+    assert.equal(callback.searchParams.get('iss'), service.url);
+    assert.equal(callback.searchParams.get('code'), null);
+  });
+
+  test('a public client (PKCE only) completes the flow without a secret', async () => {
+    const spa = await insertClient(service, tenant.projectId, { public: true, redirectUris: ['http://localhost:5173/callback'] });
+    const tokens = await codeFlow(spa, await discover(service, spa));
+    assert.equal(jwtClaims(tokens.access_token).project_id, tenant.projectId);
+  });
+
+  test('built-in CLI client: loopback redirect on any port, and its tokens act across the user\'s projects', async () => {
+    const cli = await discover(service, { clientId: ATRIUM_CLI_CLIENT_ID, clientSecret: '' });
+    const redirectUri = `http://127.0.0.1:${await freePort()}/callback`;
+    const tokens = await codeFlow({ clientId: ATRIUM_CLI_CLIENT_ID, clientSecret: '', redirectUri, projectId: '' }, cli, tenant, 'openid profile email offline_access profile:read rooms:connect llm:invoke');
+    const claims = jwtClaims(tokens.access_token);
+    assert.equal(claims.client_id, ATRIUM_CLI_CLIENT_ID);
+    assert.equal(claims.project_id, undefined);
+    assert.ok(tokens.refresh_token);
+    const principal = await service.ctx.auth.authenticate(tokens.access_token);
+    assert.equal(principal?.projectId, undefined);
+    // Membership decides: the user's own project yes, a stranger's project no.
+    assert.equal((await call(service, 'GET', `/accounts/projects/${tenant.projectId}/role`, { token: tokens.access_token })).status, 200);
+    const stranger = await createTenant(service, 'stranger');
+    assert.equal((await call(service, 'GET', `/accounts/projects/${stranger.projectId}/role`, { token: tokens.access_token })).status, 404);
+    // The loopback rule is for the CLI's loopback URIs only.
+    const elsewhere = await authorizationRequest(cli, 'http://127.0.0.1:4000/not-callback', 'openid');
+    const refused = await fetch(elsewhere.url, { redirect: 'manual' });
+    assert.equal(refused.status, 400);
+    assert.equal(refused.headers.get('location'), null);
+  });
+
+  test('device authorization grant for the CLI: code entry, sign-in, consent, polling', async () => {
+    const cli = await discover(service, { clientId: ATRIUM_CLI_CLIENT_ID, clientSecret: '' });
+    const device = await oidc.initiateDeviceAuthorization(cli, { scope: 'openid offline_access profile:read' });
+    assert.match(device.user_code, /^[A-Z]{4}-[A-Z]{4}$/);
+    assert.equal(device.verification_uri, `${service.url}/oauth/device`);
+    const polling = oidc.pollDeviceAuthorizationGrant(cli, device);
+
+    const browser = new FormBrowser(service.url);
+    const entry = await browser.go('GET', device.verification_uri);
+    assert.equal(entry.status, 200);
+    assert.match(entry.html, /<label for="f-user_code">/);
+    const confirm = await browser.submit(entry, '/oauth/device', { user_code: device.user_code });
+    assert.match(confirm.html, new RegExp(device.user_code));
+    const login = await browser.submit(confirm, '/oauth/device', {});
+    const consent = await browser.submit(login, '/password', { email: tenant.email, password: tenant.password });
+    const done = await browser.submit(consent, '/consent', { decision: 'allow' });
+    assert.match(done.html, /Device connected/);
+
+    const tokens = await polling;
+    assert.equal(jwtClaims(tokens.access_token).sub, tenant.userId);
+    assert.ok(tokens.refresh_token);
+    assert.equal((await call(service, 'GET', '/accounts/profiles/me', { token: tokens.access_token })).status, 200);
+  });
+});

@@ -1,0 +1,47 @@
+// The route table itself: every route declares its auth requirement, its response schema and its
+// path parameters, and docs/permissions.md describes exactly the registered routes.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { renderPermissionsDoc, PERMISSIONS_DOC } from '../../scripts/permissions-doc.ts';
+import { validateAuthRequirement } from '../../src/platform/http/auth.ts';
+import { startTestService, type TestService } from '../support/service.ts';
+import { apiRoutes, isPluginRoute, pathParams } from '../support/routes.ts';
+
+describe('route declarations [pglite]', () => {
+  let service: TestService;
+  before(async () => {
+    service = await startTestService('pglite');
+  });
+  after(() => service?.stop());
+
+  test('every route declares an auth requirement, a response schema and its path parameters', () => {
+    const routes = apiRoutes(service);
+    assert.ok(routes.length > 20, 'the table is populated');
+    const problems: string[] = [];
+    for (const route of routes) {
+      const name = `${route.method} ${route.url}`;
+      const authProblem = validateAuthRequirement({ method: route.method, url: route.url, config: { auth: route.auth } });
+      if (authProblem) problems.push(authProblem);
+      const responses = Object.keys(route.schema?.response ?? {});
+      if (responses.length === 0) problems.push(`${name} declares no response schema`);
+      for (const param of pathParams(route.url)) {
+        if (!route.schema?.params?.properties?.[param]) problems.push(`${name} declares no schema for path parameter ${param}`);
+      }
+    }
+    assert.deepEqual(problems, []);
+    // Plugins are the only exception, and only under their declared prefixes.
+    assert.ok(service.routes.some((r) => isPluginRoute(r.url)), 'the /docs plugin is registered');
+  });
+
+  test('docs/permissions.md is up to date', () => {
+    const expected = renderPermissionsDoc(service.routes);
+    let committed = '';
+    try {
+      committed = readFileSync(PERMISSIONS_DOC, 'utf8');
+    } catch {
+      // missing: reported below
+    }
+    assert.ok(committed === expected, 'docs/permissions.md is stale or missing: run `npm run docs:permissions` and commit the result');
+  });
+});

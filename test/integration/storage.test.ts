@@ -1,0 +1,179 @@
+// Project storage: raw uploads streamed to the blob store, downloads, path rules and the size limit.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
+
+/** Every file under `dir`, relative. */
+function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name).slice(dir.length + 1)).sort();
+}
+
+forEachEngine('project storage', (engine) => {
+  let service: TestService;
+  let tenant: Tenant;
+  before(async () => {
+    service = await startTestService(engine);
+    tenant = await createTenant(service, 'storage');
+  });
+  after(() => service?.stop());
+
+  const base = (t: Tenant = tenant) => `/projects/${t.projectId}/storage`;
+  const upload = (path: string, body: Uint8Array | string, token = tenant.apiKey, t = tenant, headers: Record<string, string> = { 'content-type': 'application/octet-stream' }) =>
+    call(t === tenant ? service : service, 'POST', `${base(t)}/upload?path=${encodeURIComponent(path)}`, { token, body, headers });
+  const download = async (path: string, token = tenant.apiKey, t = tenant) => {
+    const response = await fetch(`${service.url}${base(t)}/download?path=${encodeURIComponent(path)}`, { headers: { authorization: `Bearer ${token}` } });
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    return { status: response.status, bytes, headers: response.headers, json: () => JSON.parse(Buffer.from(bytes).toString('utf8')) };
+  };
+
+  test('upload then download returns the same bytes (text, binary, 5 MiB), overwrite replaces', async () => {
+    const text = await upload('docs/readme.md', '# hello\n');
+    assert.equal(text.status, 200);
+    assert.deepEqual(text.body, { path: 'docs/readme.md', size: 8 });
+    const got = await download('docs/readme.md');
+    assert.equal(got.status, 200);
+    assert.equal(got.headers.get('content-type'), 'application/octet-stream');
+    assert.equal(Buffer.from(got.bytes).toString('utf8'), '# hello\n');
+
+    const binary = new Uint8Array(256).map((_, i) => i);
+    assert.equal((await upload('bin/all-bytes.bin', binary)).status, 200);
+    assert.deepEqual((await download('bin/all-bytes.bin')).bytes, binary);
+
+    const big = randomBytes(5 * 1024 * 1024 + 17);
+    const bigUp = await upload('big/blob.dat', big);
+    assert.equal(bigUp.status, 200);
+    assert.equal(bigUp.body.size, big.length);
+    const bigDown = await download('big/blob.dat');
+    assert.equal(bigDown.headers.get('content-length'), String(big.length));
+    assert.ok(Buffer.from(bigDown.bytes).equals(big));
+
+    assert.equal((await upload('docs/readme.md', 'v2')).status, 200);
+    assert.equal(Buffer.from((await download('docs/readme.md')).bytes).toString(), 'v2');
+
+    // Empty files are files.
+    const empty = await upload('empty.txt', new Uint8Array(0));
+    assert.equal(empty.status, 200, JSON.stringify(empty.body));
+    assert.equal(empty.body.size, 0);
+    const emptyDown = await download('empty.txt');
+    assert.equal(emptyDown.status, 200);
+    assert.equal(emptyDown.bytes.length, 0);
+
+    // Whatever the content type, the body is stored as raw bytes.
+    for (const [type, body] of [['application/json', '{"a":1}'], ['text/plain', 'plain'], ['application/x-www-form-urlencoded', 'a=b'], ['image/png', '\u0089PNG']] as const) {
+      const r = await upload(`typed/${type.replace('/', '_')}`, body, tenant.apiKey, tenant, { 'content-type': type });
+      assert.equal(r.status, 200, `${type}: ${JSON.stringify(r.body)}`);
+      assert.equal(Buffer.from((await download(`typed/${type.replace('/', '_')}`)).bytes).toString(), body);
+    }
+    const untyped = await call(service, 'POST', `${base()}/upload?path=untyped.bin`, { token: tenant.apiKey, body: 'raw' });
+    assert.equal(untyped.status, 200);
+    const noBody = await call(service, 'POST', `${base()}/upload?path=no-body.bin`, { token: tenant.apiKey });
+    assert.equal(noBody.status, 200, JSON.stringify(noBody.body));
+    assert.equal(noBody.body.size, 0);
+  });
+
+  test('missing files are 404', async () => {
+    const r = await download('nothing/here.txt');
+    assert.equal(r.status, 404);
+    assert.equal(r.json().error.code, 'not_found');
+    await upload('folder/inside.txt', 'x');
+    assert.equal((await download('folder')).status, 404, 'a folder is not a file');
+    assert.equal((await download('folder/inside.txt/deeper')).status, 404, 'below a file');
+  });
+
+  test('paths are normalised', async () => {
+    const up = await upload('a//b/./c.txt', 'same');
+    assert.equal(up.status, 200);
+    assert.equal(up.body.path, 'a/b/c.txt');
+    for (const alias of ['a/b/c.txt', 'a//b/./c.txt', './a/b/c.txt', 'a/b/c.txt/', 'a\\b\\c.txt']) {
+      const r = await download(alias);
+      assert.equal(r.status, 200, alias);
+      assert.equal(Buffer.from(r.bytes).toString(), 'same');
+    }
+    // Names that only look special are ordinary.
+    assert.equal((await upload('...', 'dots')).status, 200);
+    assert.equal((await upload('a/..b/c..', 'dots')).status, 200);
+    assert.equal((await upload('unicode/ünï 文件.txt', 'u')).status, 200);
+    assert.equal(Buffer.from((await download('unicode/ünï 文件.txt')).bytes).toString(), 'u');
+  });
+
+  test('escaping, absolute, control-character and empty paths are 400', async () => {
+    const bad = ['../secret', 'a/../../b', 'a/..', '..', '/etc/passwd', '\\windows', 'C:/x', 'a\u0000b', 'line\nbreak', 'tab\there', 'del\u007f', '', '.', './', '//', `${'x'.repeat(300)}.txt`, `dir/${'y'.repeat(256)}`, 'z'.repeat(1025)];
+    for (const path of bad) {
+      const up = await upload(path, 'nope');
+      assert.equal(up.status, 400, `upload ${JSON.stringify(path.slice(0, 40))}: ${JSON.stringify(up.body)}`);
+      assert.equal(typeof up.body.error.message, 'string');
+      const down = await download(path);
+      assert.equal(down.status, 400, `download ${JSON.stringify(path.slice(0, 40))}`);
+    }
+    assert.equal((await call(service, 'POST', `${base()}/upload`, { token: tenant.apiKey, body: 'x' })).status, 400, 'path is required');
+    assert.equal((await call(service, 'GET', `${base()}/download`, { token: tenant.apiKey })).status, 400);
+    // Nothing escaped the project's folder.
+    const root = join(service.dataDir, 'blobs');
+    assert.ok(filesUnder(root).every((f) => f.startsWith(`projects${'/'}`)), filesUnder(root).join());
+  });
+
+  test('a file and a folder of the same name conflict cleanly', async () => {
+    await upload('clash/file', 'x');
+    const under = await upload('clash/file/child', 'y');
+    assert.equal(under.status, 409, JSON.stringify(under.body));
+    const over = await upload('clash', 'z');
+    assert.equal(over.status, 409, JSON.stringify(over.body));
+    assert.equal(Buffer.from((await download('clash/file')).bytes).toString(), 'x');
+  });
+
+  test('members download but do not upload; other projects are 404', async () => {
+    const member = await createUserWithToken(service, 'storage-member');
+    await call(service, 'POST', `/accounts/projects/${tenant.projectId}/users`, { token: tenant.apiKey, json: { user_id: member.userId } });
+    await upload('shared/notes.txt', 'for members');
+    assert.equal(Buffer.from((await download('shared/notes.txt', member.token)).bytes).toString(), 'for members');
+    const denied = await upload('shared/notes.txt', 'overwritten', member.token);
+    assert.equal(denied.status, 403);
+    assert.equal(Buffer.from((await download('shared/notes.txt')).bytes).toString(), 'for members');
+
+    const other = await createTenant(service, 'storage-other');
+    assert.equal((await download('shared/notes.txt', other.apiKey, tenant)).status, 404);
+    assert.equal((await upload('shared/notes.txt', 'x', other.apiKey, tenant)).status, 404);
+    // Same path in another project is another file.
+    assert.equal((await download('shared/notes.txt', other.apiKey, other)).status, 404);
+  });
+
+  test('uploads beyond ATRIUM_MAX_UPLOAD_BYTES are 413 and leave nothing behind', async () => {
+    const limited = await startTestService(engine, { ATRIUM_MAX_UPLOAD_BYTES: '1024' });
+    try {
+      const t = await createTenant(limited, 'limited');
+      const url = (path: string) => `${limited.url}/projects/${t.projectId}/storage/upload?path=${path}`;
+      const headers = { authorization: `Bearer ${t.apiKey}`, 'content-type': 'application/octet-stream' };
+      assert.equal((await fetch(url('keep.bin'), { method: 'POST', headers, body: new Uint8Array(1024) })).status, 200, 'exactly the limit is fine');
+
+      for (const size of [1025, 64 * 1024, 8 * 1024 * 1024]) {
+        const r = await fetch(url('too-big.bin'), { method: 'POST', headers, body: randomBytes(size) });
+        assert.equal(r.status, 413, `${size} bytes`);
+        assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'payload_too_large');
+        // An oversize body replacing an existing file leaves the old one.
+        const replace = await fetch(url('keep.bin'), { method: 'POST', headers, body: randomBytes(size) });
+        assert.equal(replace.status, 413);
+        await replace.arrayBuffer();
+      }
+      // Without a content length (chunked), the limit is enforced while streaming.
+      const chunks = (async function* () {
+        for (let i = 0; i < 64; i += 1) yield new Uint8Array(512);
+      })();
+      const chunked = await fetch(url('chunked.bin'), { method: 'POST', headers, body: ReadableStream.from(chunks), duplex: 'half' } as RequestInit);
+      assert.equal(chunked.status, 413);
+      await chunked.arrayBuffer();
+
+      const files = filesUnder(join(limited.dataDir, 'blobs'));
+      assert.deepEqual(files, [`projects/${t.projectId}/keep.bin`]);
+      const kept = await fetch(`${limited.url}/projects/${t.projectId}/storage/download?path=keep.bin`, { headers });
+      assert.equal((await kept.arrayBuffer()).byteLength, 1024);
+      // The service still serves requests afterwards.
+      assert.equal((await call(limited, 'GET', '/healthz')).status, 200);
+    } finally {
+      await limited.stop();
+    }
+  });
+});

@@ -1,0 +1,273 @@
+// Helpers for webhook tests: a scriptable local receiver that records every request byte for byte,
+// an independent signature check (jose + node:crypto, none of Atrium's code), an isolated
+// PostgreSQL database per suite (so other suites' workers, configured differently, never claim
+// these jobs), and services started with or without the default workers.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { jwtVerify } from 'jose';
+import pino from 'pino';
+import postgres from 'postgres';
+import type { FastifyBaseLogger } from 'fastify';
+import { startService, type Background, type RunningService } from '../../src/main.ts';
+import type { AppContext } from '../../src/context.ts';
+import { pgUrl } from './env.ts';
+import { onPath } from './postgres.ts';
+import { freePort, testConfig, type Engine } from './service.ts';
+
+export interface Received {
+  n: number;
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  json: any;
+  at: number;
+}
+
+export interface Reply {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: string;
+  /** Wait this long before answering. */
+  delayMs?: number;
+}
+
+export interface Receiver {
+  url: string;
+  port: number;
+  received: Received[];
+  /** Decides each answer; default 200 `{"ok":true}`. */
+  respond: (request: Received) => Reply;
+  waitFor(predicate: (all: Received[]) => boolean, timeoutMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(respond: (request: Received) => Reply = () => ({})): Promise<Receiver> {
+  const received: Received[] = [];
+  const waiters = new Set<() => void>();
+  const receiver: Receiver = {
+    url: '',
+    port: 0,
+    received,
+    respond,
+    waitFor(predicate, timeoutMs = 20_000) {
+      if (predicate(received)) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          if (!predicate(received)) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve();
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`receiver: condition not met within ${timeoutMs} ms (${received.length} requests received)`));
+        }, timeoutMs);
+        waiters.add(check);
+      });
+    },
+    close: () => new Promise((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      let json: unknown;
+      try {
+        json = JSON.parse(body.toString('utf8'));
+      } catch {
+        json = undefined;
+      }
+      const entry: Received = { n: received.length + 1, method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, json, at: Date.now() };
+      const reply = receiver.respond(entry);
+      received.push(entry);
+      for (const w of [...waiters]) w();
+      const send = () => {
+        if (res.destroyed) return;
+        res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
+        res.end(reply.body ?? '{"ok":true}');
+      };
+      if (reply.delayMs) setTimeout(send, reply.delayMs);
+      else send();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  receiver.port = (server.address() as AddressInfo).port;
+  receiver.url = `http://127.0.0.1:${receiver.port}`;
+  return receiver;
+}
+
+/**
+ * Verifies a delivery the way a receiver written from the documentation would: the JWT in
+ * `Service-Signature: Bearer <jwt>` is HS256 under the secret's UTF-8 bytes, unexpired, and its
+ * `sha256` claim is the lowercase hex SHA-256 of the exact body bytes. Throws when any check fails.
+ */
+export async function verifyDelivery(secret: string, body: Uint8Array, header: string | string[] | undefined, now?: Date) {
+  if (typeof header !== 'string' || !header.startsWith('Bearer ')) throw new Error('missing or malformed Service-Signature');
+  const { payload, protectedHeader } = await jwtVerify(header.slice('Bearer '.length), new TextEncoder().encode(secret), {
+    algorithms: ['HS256'],
+    requiredClaims: ['sha256', 'iat', 'exp'],
+    ...(now ? { currentDate: now } : {}),
+  });
+  const digest = createHash('sha256').update(body).digest('hex');
+  if (payload.sha256 !== digest) throw new Error('signature does not match the body');
+  return { payload, protectedHeader };
+}
+
+/** A fresh database on the test cluster (postgres), or nothing to set (PGlite has its own dir). */
+export async function isolatedDatabase(engine: Engine): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  if (engine === 'pglite') return { env: {}, drop: async () => {} };
+  const name = `atrium_wh_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  const admin = postgres(pgUrl!, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database ${name}`);
+  await admin.end({ timeout: 5 });
+  const url = new URL(pgUrl!);
+  url.pathname = `/${name}`;
+  return {
+    env: { DATABASE_URL: url.toString() },
+    async drop() {
+      const sql = postgres(pgUrl!, { max: 1, onnotice: () => {} });
+      try {
+        await sql.unsafe(`drop database if exists ${name} with (force)`);
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+    },
+  };
+}
+
+export interface WebhookTestService extends RunningService {
+  dataDir: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * A service on a fresh data dir and (postgres) a fresh database, with private targets allowed so
+ * it can deliver to the local receiver. `workers` replaces the default background work (pass
+ * `() => []` to drive a worker by hand with an injected clock).
+ */
+export async function startWebhookService(engine: Engine, env: Record<string, string> = {}, workers?: (ctx: AppContext) => Background[]): Promise<WebhookTestService> {
+  const database = await isolatedDatabase(engine);
+  const dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
+  const log = pino({ level: process.env.ATRIUM_TEST_LOG_LEVEL ?? 'error' }) as unknown as FastifyBaseLogger;
+  const port = await freePort();
+  let service: RunningService;
+  try {
+    service = await startService(testConfig(engine, dataDir, {
+      PORT: String(port),
+      ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`,
+      ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true',
+      ...database.env,
+      ...env,
+    }), { log, ...(workers ? { workers } : {}) });
+  } catch (error) {
+    await database.drop();
+    throw error;
+  }
+  return {
+    ...service,
+    dataDir,
+    async stop() {
+      await service.close();
+      await database.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls `fn` until it returns a truthy value. */
+export async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 20_000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await sleep(everyMs);
+  }
+}
+
+const repoRoot = join(import.meta.dirname, '..', '..');
+const setpriv = onPath('setpriv');
+
+export interface AtriumChild {
+  url: string;
+  child: ChildProcess;
+  /** Resolves when the process has exited. */
+  exited: Promise<void>;
+  kill(signal: NodeJS.Signals): Promise<void>;
+  stderr(): string;
+}
+
+/** Runs `atrium <args>` to completion (e.g. bootstrap) and returns stdout. */
+export function atriumCommand(args: string[], env: Record<string, string>): string {
+  const result = spawnSync(process.execPath, [join(repoRoot, 'src/cli/main.ts'), ...args], { env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 });
+  if (result.status !== 0) throw new Error(`atrium ${args[0]} failed (${result.status}): ${result.stderr}`);
+  return result.stdout;
+}
+
+/**
+ * `atrium serve` as a child process (what operators run), on 127.0.0.1 with the given settings.
+ * It dies with the test process (parent-death signal) so nothing outlives a killed run.
+ */
+export async function spawnAtrium(env: Record<string, string>): Promise<AtriumChild> {
+  const port = await freePort();
+  const argv = [process.execPath, join(repoRoot, 'src/cli/main.ts'), 'serve'];
+  const child = spawn(setpriv ? setpriv : argv[0]!, setpriv ? ['--pdeathsig=KILL', '--', ...argv] : argv.slice(1), {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`, ATRIUM_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString('utf8')).slice(-20_000);
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`atrium serve exited early: ${stderr}`);
+    try {
+      if ((await fetch(`${url}/readyz`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`atrium serve did not become ready: ${stderr}`);
+    }
+    await sleep(50);
+  }
+  return {
+    url,
+    child,
+    exited,
+    async kill(signal) {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+    stderr: () => stderr,
+  };
+}
+
+/** Instances on one database must share the key that encrypts stored secrets (test-only value). */
+const CHILD_SECRET_KEY = Buffer.alloc(32, 9).toString('base64');
+
+/** Settings shared by child instances of one test database. */
+export function childEnv(engine: Engine, dataDir: string, database: { env: Record<string, string> }): Record<string, string> {
+  return {
+    ATRIUM_DATA_DIR: dataDir,
+    ATRIUM_SECRET_KEY: CHILD_SECRET_KEY,
+    ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true',
+    ...(engine === 'postgres' ? database.env : {}),
+  };
+}
