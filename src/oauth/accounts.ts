@@ -6,7 +6,7 @@ import { createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from 
 import { hash, verify } from '@node-rs/argon2';
 import type { AppContext } from '../context.ts';
 import { hashSecret, secretMatches } from '../platform/crypto/secrets.ts';
-import { createUser, hashPassword, passwordMatches } from '../modules/users/service.ts';
+import { createUser, hashPassword } from '../modules/users/service.ts';
 import { findUserByEmail, findUserById, updateUser, type UserRow } from '../modules/users/store.ts';
 import type { Mail } from '../platform/mail/mailer.ts';
 import * as store from './store.ts';
@@ -107,19 +107,17 @@ export function createSigninService(ctx: AppContext, codeKey: Buffer): SigninSer
 
   return {
     async checkPassword(email, password) {
+      // Exactly one argon2 verification whatever the account's state, so timing tells nothing.
       const user = await findUserByEmail(db, email);
-      if (!user) {
-        await verify(await dummy(), password).catch(() => false);
-        return { result: 'invalid' };
-      }
-      if (await passwordMatches(user, password)) return { result: user.emailVerifiedAt ? 'ok' : 'unconfirmed', user };
-      if (!user.emailVerifiedAt) {
+      let candidate = user?.passwordHash ?? null;
+      if (user && !candidate && !user.emailVerifiedAt) {
         // A sign-up waiting for confirmation keeps its password with the confirmation link.
-        for (const row of await store.pendingConfirmations(db, user.id)) {
-          if (row.passwordHash && (await verify(row.passwordHash, password).catch(() => false))) return { result: 'unconfirmed', user };
-        }
+        const [latest] = await store.pendingConfirmations(db, user.id);
+        candidate = latest?.passwordHash ?? null;
       }
-      return { result: 'invalid' };
+      const matches = await verify(candidate ?? (await dummy()), password).catch(() => false);
+      if (!user || !candidate || !matches) return { result: 'invalid' };
+      return { result: user.emailVerifiedAt ? 'ok' : 'unconfirmed', user };
     },
 
     async signUp(flow, appName, input) {

@@ -9,7 +9,7 @@ import { upsertMember } from '../../src/modules/projects/store.ts';
 import { ATRIUM_CLI_CLIENT_ID } from '../../src/oauth/first-party.ts';
 import { call, createTenant, forEachEngine, freePort, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import {
-  EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, insertClient, jwtClaims, oauthError, signInAndConsent, type TestClient,
+  EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, insertClient, jwtClaims, oauthError, pageError, signInAndConsent, type TestClient,
 } from '../support/oauth.ts';
 
 forEachEngine('oauth flows', (engine) => {
@@ -271,22 +271,35 @@ forEachEngine('oauth flows', (engine) => {
     const device = await oidc.initiateDeviceAuthorization(cli, { scope: 'openid offline_access profile:read' });
     assert.match(device.user_code, /^[A-Z]{4}-[A-Z]{4}$/);
     assert.equal(device.verification_uri, `${service.url}/oauth/device`);
-    const polling = oidc.pollDeviceAuthorizationGrant(cli, device);
+    // Polling stops with the test, whatever happens to it.
+    const stop = new AbortController();
+    const polling = oidc.pollDeviceAuthorizationGrant(cli, device, undefined, { signal: stop.signal });
+    polling.catch(() => {});
+    try {
+      await approveDevice(device.verification_uri, device.user_code);
+      const tokens = await polling;
+      assert.equal(jwtClaims(tokens.access_token).sub, tenant.userId);
+      assert.ok(tokens.refresh_token);
+      assert.equal((await call(service, 'GET', '/accounts/profiles/me', { token: tokens.access_token })).status, 200);
+    } finally {
+      stop.abort();
+    }
+  });
 
+  /** The user's side of the device flow: enter the code, confirm, sign in, consent. */
+  async function approveDevice(verificationUri: string, userCode: string) {
     const browser = new FormBrowser(service.url);
-    const entry = await browser.go('GET', device.verification_uri);
+    const entry = await browser.go('GET', verificationUri);
     assert.equal(entry.status, 200);
     assert.match(entry.html, /<label for="f-user_code">/);
-    const confirm = await browser.submit(entry, '/oauth/device', { user_code: device.user_code });
-    assert.match(confirm.html, new RegExp(device.user_code));
+    const wrong = await browser.submit(entry, '/oauth/device', { user_code: 'BCDF-GHJK' });
+    assert.equal(wrong.status, 400);
+    assert.match(pageError(wrong.html)!, /not valid/);
+    const confirm = await browser.submit(wrong, '/oauth/device', { user_code: userCode });
+    assert.match(confirm.html, new RegExp(userCode));
     const login = await browser.submit(confirm, '/oauth/device', {});
     const consent = await browser.submit(login, '/password', { email: tenant.email, password: tenant.password });
     const done = await browser.submit(consent, '/consent', { decision: 'allow' });
     assert.match(done.html, /Device connected/);
-
-    const tokens = await polling;
-    assert.equal(jwtClaims(tokens.access_token).sub, tenant.userId);
-    assert.ok(tokens.refresh_token);
-    assert.equal((await call(service, 'GET', '/accounts/profiles/me', { token: tokens.access_token })).status, 200);
-  });
+  }
 });

@@ -103,11 +103,10 @@ forEachEngine('oauth security', (engine) => {
       assert.equal(back.searchParams.get('code'), null);
     }
     // A code redeemed with the wrong verifier, or none, yields nothing.
-    const { code, request } = await freshCode();
+    const { code } = await freshCode();
     const wrong = await redeem(code, oidc.randomPKCECodeVerifier());
     assert.equal(wrong.status, 400);
     assert.equal(((await wrong.json()) as { error: string }).error, 'invalid_grant');
-    void request;
     const { code: code2 } = await freshCode();
     const none = await fetch(`${service.url}/oauth/token`, {
       method: 'POST',

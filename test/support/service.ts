@@ -44,7 +44,13 @@ export async function startTestService(engine: Engine, env: Record<string, strin
   const log = pino({ level: process.env.ATRIUM_TEST_LOG_LEVEL ?? 'error' }) as unknown as FastifyBaseLogger;
   // The public URL (OAuth issuer, room URLs) must be the real address, so pick the port first.
   const port = await freePort();
-  const service = await startService(testConfig(engine, dataDir, { PORT: String(port), ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...env }), { log });
+  let service: RunningService;
+  try {
+    service = await startService(testConfig(engine, dataDir, { PORT: String(port), ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...env }), { log });
+  } catch (error) {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   return {
     ...service,
     dataDir,

@@ -2,7 +2,7 @@
 // halves encrypted). Tokens we issue carry the key id in their header; room servers verify them
 // offline against the public keys published at /.well-known/jwks.json.
 import { randomUUID } from 'node:crypto';
-import { desc, isNull } from 'drizzle-orm';
+import { desc, isNull, sql } from 'drizzle-orm';
 import { jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import { ConfigError } from '../../config.ts';
@@ -19,6 +19,12 @@ export const signingKeysTable = pgTable('signing_keys', {
 });
 
 export const SIGNING_ALG = 'ES256';
+
+const FIRST_KEY_LOCK = 72_616_001; // advisory lock id, next to the migrations' one
+
+function activeKeys(db: Db) {
+  return db.select().from(signingKeysTable).where(isNull(signingKeysTable.retiredAt)).orderBy(desc(signingKeysTable.createdAt));
+}
 
 export interface SigningKey {
   kid: string;
@@ -41,16 +47,18 @@ export class SigningKeys {
 
   /** Loads the keys, creating the first one on an empty database. */
   async load(): Promise<void> {
-    let rows = await this.#db.select().from(signingKeysTable).where(isNull(signingKeysTable.retiredAt)).orderBy(desc(signingKeysTable.createdAt));
-    if (rows.length === 0) {
+    const rows = await this.#db.transaction(async (tx) => {
+      // Instances booting together on an empty database must agree on one first key.
+      await tx.execute(sql`select pg_advisory_xact_lock(${FIRST_KEY_LOCK})`);
+      const existing = await activeKeys(tx);
+      if (existing.length > 0) return existing;
       const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
       const kid = randomUUID();
       const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: 'sig' };
       const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG, use: 'sig' };
-      await this.#db.insert(signingKeysTable).values({ kid, alg: SIGNING_ALG, publicJwk, privateJwkEncrypted: this.#box.encrypt(JSON.stringify(privateJwk)) });
-      rows = await this.#db.select().from(signingKeysTable).where(isNull(signingKeysTable.retiredAt)).orderBy(desc(signingKeysTable.createdAt));
-    }
-    // Instances racing on an empty database may each insert a key: all are published, the newest signs.
+      await tx.insert(signingKeysTable).values({ kid, alg: SIGNING_ALG, publicJwk, privateJwkEncrypted: this.#box.encrypt(JSON.stringify(privateJwk)) });
+      return activeKeys(tx);
+    });
     const newest = rows[0]!;
     let privateJwk: string;
     try {
@@ -78,8 +86,7 @@ export class SigningKeys {
 
   /** Private JWKs, for the OAuth provider's own signing. */
   privateJwks(): Promise<JWK[]> {
-    return this.#db.select().from(signingKeysTable).where(isNull(signingKeysTable.retiredAt)).orderBy(desc(signingKeysTable.createdAt))
-      .then((rows) => rows.map((r) => JSON.parse(this.#box.decrypt(r.privateJwkEncrypted)) as JWK));
+    return activeKeys(this.#db).then((rows) => rows.map((r) => JSON.parse(this.#box.decrypt(r.privateJwkEncrypted)) as JWK));
   }
 
   jwks(): { keys: JWK[] } {

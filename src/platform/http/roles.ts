@@ -34,9 +34,15 @@ export function isRole(value: string): value is Role {
   return (PROJECT_ROLES as readonly string[]).includes(value);
 }
 
+/** Direct roles plus everything they imply, transitively (a developer is an LLM proxy user, who may manage OAuth clients). */
 export function effectiveRoles(direct: readonly string[]): Set<Role> {
   const roles = new Set<Role>(['member']);
-  for (const role of direct) if (isRole(role)) for (const implied of IMPLIES[role]) roles.add(implied);
+  const pending = direct.filter(isRole);
+  for (let role = pending.pop(); role !== undefined; role = pending.pop()) {
+    if (roles.has(role) && role !== 'member') continue;
+    roles.add(role);
+    pending.push(...IMPLIES[role].filter((implied) => !roles.has(implied)));
+  }
   return roles;
 }
 

@@ -193,6 +193,11 @@ export async function settleJobs(tx: Db, settlements: readonly JobSettlement[]):
   return new Set(rowsOf<{ id: string }>(result).map((r) => r.id));
 }
 
+/** Reclaims the space of finished jobs (rows and index entries); for engines without autovacuum. */
+export async function vacuumJobs(db: Db): Promise<void> {
+  await db.execute(sql`vacuum jobs`);
+}
+
 /** Raw `execute` results differ by driver: postgres-js gives an array, PGlite `{ rows }`. */
 export function rowsOf<T>(result: unknown): T[] {
   if (Array.isArray(result)) return result as T[];

@@ -16,7 +16,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { Counter } from 'prom-client';
 import type { Database, Db } from '../db/engine.ts';
 import { registry } from '../http/metrics.ts';
-import { claimJobs, JOBS_CHANNEL, renewLeases, settleJobs, type ClaimedJob, type JobSettlement } from './outbox.ts';
+import { claimJobs, JOBS_CHANNEL, renewLeases, settleJobs, vacuumJobs, type ClaimedJob, type JobSettlement } from './outbox.ts';
 
 export interface Clock {
   now(): Date;
@@ -89,6 +89,11 @@ interface Settled {
 }
 
 const MAX_BACKOFF_MS = 3600_000;
+/**
+ * PGlite runs no autovacuum, so every finished job would leave dead rows and index entries that
+ * each later claim scans past; the worker vacuums the queue table itself after this many settled jobs.
+ */
+const PGLITE_VACUUM_EVERY = 5000;
 
 export class JobWorker {
   readonly #database: Database;
@@ -109,6 +114,7 @@ export class JobWorker {
   #renewTimer: NodeJS.Timeout | undefined;
   #unlisten: (() => Promise<void>) | undefined;
   #idleWaiters: (() => void)[] = [];
+  #settledSinceVacuum = 0;
 
   constructor(database: Database, options: JobWorkerOptions) {
     this.#database = database;
@@ -290,6 +296,11 @@ export class JobWorker {
       for (const item of batch) this.#inflight.delete(item.job.id);
       if (this.#wakeRequested) this.#signal?.();
       if (this.#inflight.size === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+      this.#settledSinceVacuum += batch.length;
+      if (this.#database.engine === 'pglite' && this.#settledSinceVacuum >= PGLITE_VACUUM_EVERY) {
+        this.#settledSinceVacuum = 0;
+        await vacuumJobs(this.#database.db).catch((error: unknown) => this.#log.warn({ err: error }, 'jobs: vacuum failed'));
+      }
     }
     this.#flushing = undefined;
   }
