@@ -265,7 +265,7 @@ export async function run(context: BenchContext): Promise<object> {
     scenarios,
     notes: [
       ...ratios,
-      `The bare provider keeps everything in memory and its development sign-in accepts any password without hashing; Atrium stores every artefact in the database (atomic single-use codes), checks an argon2id password hash per sign-in, and renders its own pages with CSRF tokens. Flows: ${FLOW_CONCURRENCY} concurrent browsers, each flow is 7–8 HTTP requests; p50/p99 and server CPU µs are per whole flow (one argon2id verification alone is ≈ 30 ms of CPU).`,
+      `The bare provider keeps everything in memory and its development sign-in accepts any password without hashing; Atrium stores every artefact in the database (atomic single-use codes), checks an argon2id password hash per sign-in, and renders its own pages with CSRF tokens. Flows: ${FLOW_CONCURRENCY} concurrent browsers, each flow is 7–8 HTTP requests; p50/p99 and server CPU µs are per whole flow; most of Atrium's is the argon2id password verification (≈ 25–30 ms of CPU on the reference machine).`,
     ].join('\n\n'),
   };
 }

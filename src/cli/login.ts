@@ -113,6 +113,9 @@ async function browserLogin(config: oidc.Configuration, options: LoginOptions, o
       code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
       state,
+      // OpenID Connect grants offline_access (a refresh token that outlives the browser session)
+      // only when consent is asked for explicitly.
+      prompt: 'consent',
     });
     out.write(`Open this URL in your browser to sign in:\n\n  ${url.href}\n\nWaiting for the browser…\n`);
     if (options.openBrowser !== false) openBrowser(url.href);
