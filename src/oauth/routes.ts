@@ -66,6 +66,7 @@ const UserInfo = Type.Object({
 });
 
 const publicPage = { auth: { permission: 'public' as const } };
+const INVALID_EMAIL = 'Enter a valid email address.';
 const tags = ['Sign-in pages'];
 
 export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<void> {
@@ -156,10 +157,18 @@ export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<vo
       message: 'This form was not submitted from this site or has expired. Go back, reload the page and try again.',
       status: 403,
     }));
-    const tooMany = (reply: FastifyReply, retryAfter: number) => {
-      reply.header('retry-after', String(retryAfter));
-      return `Too many attempts. Try again in ${Math.max(1, Math.ceil(retryAfter / 60))} minute(s).`;
-    };
+    const linkExpired = (reply: FastifyReply, branding: Branding | undefined, message: string) => send(reply, pages.errorPage({ title: 'This link has expired', message, status: 400, branding }));
+
+    /**
+     * The error to show (Retry-After set) when this address or IP has no attempts left. Forms that send mail
+     * spend one on every request ('attempt'); guesses only look ('check') and count failures with limiter.fail.
+     */
+    function overLimit(request: FastifyRequest, reply: FastifyReply, email: string, limit: 'attempt' | 'check'): string | undefined {
+      const verdict = limit === 'attempt' ? limiter.attempt(email, request.ip) : limiter.check(email, request.ip);
+      if (verdict.allowed) return undefined;
+      reply.header('retry-after', String(verdict.retryAfter));
+      return `Too many attempts. Try again in ${Math.max(1, Math.ceil(verdict.retryAfter / 60))} minute(s).`;
+    }
 
     /** The interaction this browser is in, if it is the one the URL names. */
     async function loadFlow(request: FastifyRequest, reply: FastifyReply, uid: string): Promise<Interaction | undefined> {
@@ -184,16 +193,55 @@ export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<vo
       return reply.redirect(returnTo, 303);
     }
 
+    const signInPage = (p: pages.FlowPage & { email?: string | undefined; error?: string; notice?: string | undefined; status?: number }) =>
+      pages.loginPage({ ...p, emailLogin, upstream: upstream.list() });
+
+    /** What every sign-in form needs: this browser still at the login prompt of the flow the URL names. */
+    async function loginView(request: FastifyRequest, reply: FastifyReply, uid: string): Promise<{ done: FastifyReply } | { view: pages.FlowPage }> {
+      const flow = await loadFlow(request, reply, uid);
+      if (!flow || flow.prompt.name !== 'login') return { done: expired(reply) };
+      return { view: { uid, branding: await clientBranding(ctx.db, flow.params.client_id), csrf: csrf.token(request, reply) } };
+    }
+
+    const formPage = async (request: FastifyRequest, reply: FastifyReply, uid: string, form: (view: pages.FlowPage) => pages.Page) => {
+      const at = await loginView(request, reply, uid);
+      return 'done' in at ? at.done : send(reply, form(at.view));
+    };
+
     /** Shared preamble of sign-in form posts: CSRF, a live login prompt in this browser. */
     async function loginPost(request: FastifyRequest, reply: FastifyReply, uid: string, token: string | undefined) {
       if (!csrf.verify(request, token)) return { done: refused(reply) };
-      const flow = await loadFlow(request, reply, uid);
-      if (!flow || flow.prompt.name !== 'login') return { done: expired(reply) };
-      return { flow, branding: await clientBranding(ctx.db, flow.params.client_id) };
+      return loginView(request, reply, uid);
     }
 
-    const loginPage = (request: FastifyRequest, reply: FastifyReply, uid: string, branding: Branding | undefined, extra: { email?: string | undefined; error?: string | undefined; notice?: string | undefined; status?: number } = {}) =>
-      pages.loginPage({ uid, branding, csrf: csrf.token(request, reply), emailLogin, upstream: upstream.list(), ...extra });
+    // Where the address is typed into `form`, a bad one is shown there again as typed. Where it is a hidden
+    // field of `form`, a bad one means a stale or edited form: `restart` asks for it afresh, without echoing it.
+    type Again = pages.FlowPage & { error: string; status: number };
+    type EmailPages = { limit: 'attempt' | 'check' } & (
+      | { form: (p: Again & { email: string | undefined }) => pages.Page; restart?: undefined }
+      | { form: (p: Again & { email: string }) => pages.Page; restart: (p: Again) => pages.Page });
+
+    /** Shared start of the form posts that name an email address: loginPost, a valid address, the attempt limit. */
+    async function emailPost(request: FastifyRequest, reply: FastifyReply, uid: string, body: { _csrf?: string | undefined; email?: string | undefined }, options: EmailPages) {
+      const pre = await loginPost(request, reply, uid, body._csrf);
+      if ('done' in pre) return pre;
+      const { view } = pre;
+      const email = normaliseEmail(body.email);
+      if (!email) {
+        const again = { ...view, error: INVALID_EMAIL, status: 400 };
+        return { done: send(reply, options.restart ? options.restart(again) : options.form({ ...again, email: body.email })) };
+      }
+      const limited = overLimit(request, reply, email, options.limit);
+      if (limited) return { done: send(reply, options.form({ ...view, email, error: limited, status: 429 })) };
+      return { view, email };
+    }
+
+    /** Shared preamble of posts from emailed links: the flow may be in another browser, or over. */
+    async function linkPost(request: FastifyRequest, reply: FastifyReply, uid: string, token: string | undefined): Promise<{ done: FastifyReply } | { flow: Interaction | undefined; branding: Branding | undefined }> {
+      if (!csrf.verify(request, token)) return { done: refused(reply) };
+      const flow = await loadFlow(request, reply, uid);
+      return { flow, branding: await brandingOf(uid, flow) };
+    }
 
     route.get('/interaction/:uid', {
       config: publicPage,
@@ -205,7 +253,7 @@ export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<vo
       const branding = await clientBranding(ctx.db, flow.params.client_id);
       if (flow.prompt.name === 'login') {
         const notice = request.query.notice ? NOTICES[request.query.notice] : undefined;
-        return send(reply, loginPage(request, reply, uid, branding, { notice, email: normaliseEmail(flow.params.login_hint) }));
+        return send(reply, signInPage({ uid, branding, csrf: csrf.token(request, reply), notice, email: normaliseEmail(flow.params.login_hint) }));
       }
       if (flow.prompt.name === 'consent') {
         const user = flow.session?.accountId ? await findUserById(ctx.db, flow.session.accountId) : undefined;
@@ -249,17 +297,18 @@ export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<vo
         const { uid } = request.params;
         const pre = await loginPost(request, reply, uid, request.body._csrf);
         if ('done' in pre) return pre.done;
+        const { view } = pre;
         const email = normaliseEmail(request.body.email);
         const password = request.body.password ?? '';
-        if (!email || !password) return send(reply, loginPage(request, reply, uid, pre.branding, { email: request.body.email, error: 'Enter your email address and your password.', status: 400 }));
-        const verdict = limiter.check(email, request.ip);
-        if (!verdict.allowed) return send(reply, loginPage(request, reply, uid, pre.branding, { email, error: tooMany(reply, verdict.retryAfter), status: 429 }));
+        if (!email || !password) return send(reply, signInPage({ ...view, email: request.body.email, error: 'Enter your email address and your password.', status: 400 }));
+        const limited = overLimit(request, reply, email, 'check');
+        if (limited) return send(reply, signInPage({ ...view, email, error: limited, status: 429 }));
         const checked = await signin.checkPassword(email, password);
         if (checked.result === 'invalid') {
           limiter.fail(email, request.ip);
-          return send(reply, loginPage(request, reply, uid, pre.branding, { email, error: 'The email address or password is incorrect.', status: 401 }));
+          return send(reply, signInPage({ ...view, email, error: 'The email address or password is incorrect.', status: 401 }));
         }
-        if (checked.result === 'unconfirmed') return send(reply, pages.unconfirmedPage({ uid, branding: pre.branding, csrf: csrf.token(request, reply), email: checked.user.email }));
+        if (checked.result === 'unconfirmed') return send(reply, pages.unconfirmedPage({ ...view, email: checked.user.email }));
         return finish(request, reply, { login: { accountId: checked.user.id, amr: ['pwd'] } });
       });
 
@@ -268,40 +317,29 @@ export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<vo
         schema: { tags, hide: true, summary: 'Send the confirmation email again', params: FlowParams, body: EmailForm, response: { 200: Html, '4xx': Html } },
       }, async (request, reply) => {
         const { uid } = request.params;
-        const pre = await loginPost(request, reply, uid, request.body._csrf);
-        if ('done' in pre) return pre.done;
-        const email = normaliseEmail(request.body.email);
-        if (!email) return send(reply, loginPage(request, reply, uid, pre.branding, { error: 'Enter a valid email address.', status: 400 }));
-        const verdict = limiter.attempt(email, request.ip);
-        if (!verdict.allowed) return send(reply, loginPage(request, reply, uid, pre.branding, { email, error: tooMany(reply, verdict.retryAfter), status: 429 }));
-        signin.resendConfirmation(uid, pre.branding?.name ?? 'Atrium', email);
-        return send(reply, pages.messagePage({ title: 'Check your email', branding: pre.branding, message: `If ${email} has an account waiting for confirmation, we sent it a new confirmation link.`, role: 'status', link: { href: `/interaction/${uid}`, text: 'Back to sign in' } }));
+        // The address is a hidden field of the unconfirmed page, which cannot be shown again without the account.
+        const post = await emailPost(request, reply, uid, request.body, { limit: 'attempt', form: signInPage, restart: signInPage });
+        if ('done' in post) return post.done;
+        const { view: { branding }, email } = post;
+        signin.resendConfirmation(uid, branding?.name ?? 'Atrium', email);
+        return send(reply, pages.messagePage({ title: 'Check your email', branding, message: `If ${email} has an account waiting for confirmation, we sent it a new confirmation link.`, role: 'status', link: { href: `/interaction/${uid}`, text: 'Back to sign in' } }));
       });
 
       route.get('/interaction/:uid/code', {
         config: publicPage,
         schema: { tags, hide: true, summary: 'Ask for a one-time sign-in code', params: FlowParams, response: { 200: Html, '4xx': Html } },
-      }, async (request, reply) => {
-        const { uid } = request.params;
-        const flow = await loadFlow(request, reply, uid);
-        if (!flow || flow.prompt.name !== 'login') return expired(reply);
-        return send(reply, pages.codeRequestPage({ uid, branding: await clientBranding(ctx.db, flow.params.client_id), csrf: csrf.token(request, reply) }));
-      });
+      }, async (request, reply) => formPage(request, reply, request.params.uid, pages.codeRequestPage));
 
       route.post('/interaction/:uid/code', {
         config: publicPage,
         schema: { tags, hide: true, summary: 'Email a one-time sign-in code', params: FlowParams, body: EmailForm, response: { 200: Html, '4xx': Html } },
       }, async (request, reply) => {
         const { uid } = request.params;
-        const pre = await loginPost(request, reply, uid, request.body._csrf);
-        if ('done' in pre) return pre.done;
-        const token = csrf.token(request, reply);
-        const email = normaliseEmail(request.body.email);
-        if (!email) return send(reply, pages.codeRequestPage({ uid, branding: pre.branding, csrf: token, email: request.body.email, error: 'Enter a valid email address.', status: 400 }));
-        const verdict = limiter.attempt(email, request.ip);
-        if (!verdict.allowed) return send(reply, pages.codeRequestPage({ uid, branding: pre.branding, csrf: token, email, error: tooMany(reply, verdict.retryAfter), status: 429 }));
-        signin.requestCode(uid, pre.branding?.name ?? 'Atrium', email);
-        return send(reply, pages.codeEntryPage({ uid, branding: pre.branding, csrf: token, email }));
+        const post = await emailPost(request, reply, uid, request.body, { limit: 'attempt', form: pages.codeRequestPage });
+        if ('done' in post) return post.done;
+        const { view, email } = post;
+        signin.requestCode(uid, view.branding?.name ?? 'Atrium', email);
+        return send(reply, pages.codeEntryPage({ ...view, email }));
       });
 
       route.post('/interaction/:uid/code/verify', {
@@ -309,18 +347,14 @@ export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<vo
         schema: { tags, hide: true, summary: 'Sign in with a one-time code', params: FlowParams, body: CodeForm, response: { 200: Html, '4xx': Html } },
       }, async (request, reply) => {
         const { uid } = request.params;
-        const pre = await loginPost(request, reply, uid, request.body._csrf);
-        if ('done' in pre) return pre.done;
-        const token = csrf.token(request, reply);
-        const email = normaliseEmail(request.body.email);
-        if (!email) return send(reply, pages.codeRequestPage({ uid, branding: pre.branding, csrf: token, error: 'Enter a valid email address.', status: 400 }));
-        const verdict = limiter.check(email, request.ip);
-        if (!verdict.allowed) return send(reply, pages.codeEntryPage({ uid, branding: pre.branding, csrf: token, email, error: tooMany(reply, verdict.retryAfter), status: 429 }));
+        const post = await emailPost(request, reply, uid, request.body, { limit: 'check', form: pages.codeEntryPage, restart: pages.codeRequestPage });
+        if ('done' in post) return post.done;
+        const { view, email } = post;
         const code = (request.body.code ?? '').replace(/\s+/g, '');
         const user = /^[0-9]{6}$/.test(code) ? await signin.verifyCode(uid, email, code) : undefined;
         if (!user) {
           limiter.fail(email, request.ip);
-          return send(reply, pages.codeEntryPage({ uid, branding: pre.branding, csrf: token, email, error: 'That code is not valid or has expired.', status: 401 }));
+          return send(reply, pages.codeEntryPage({ ...view, email, error: 'That code is not valid or has expired.', status: 401 }));
         }
         return finish(request, reply, { login: { accountId: user.id, amr: ['otp'] } });
       });
@@ -328,12 +362,7 @@ export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<vo
       route.get('/interaction/:uid/signup', {
         config: publicPage,
         schema: { tags, hide: true, summary: 'Sign-up form', params: FlowParams, response: { 200: Html, '4xx': Html } },
-      }, async (request, reply) => {
-        const { uid } = request.params;
-        const flow = await loadFlow(request, reply, uid);
-        if (!flow || flow.prompt.name !== 'login') return expired(reply);
-        return send(reply, pages.signupPage({ uid, branding: await clientBranding(ctx.db, flow.params.client_id), csrf: csrf.token(request, reply) }));
-      });
+      }, async (request, reply) => formPage(request, reply, request.params.uid, pages.signupPage));
 
       route.post('/interaction/:uid/signup', {
         config: publicPage,
@@ -342,18 +371,18 @@ export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<vo
         const { uid } = request.params;
         const pre = await loginPost(request, reply, uid, request.body._csrf);
         if ('done' in pre) return pre.done;
-        const token = csrf.token(request, reply);
+        const { view } = pre;
         const { first_name: firstName = '', last_name: lastName = '', password = '' } = request.body;
         const email = normaliseEmail(request.body.email);
-        const again = (error: string, status: number) => send(reply, pages.signupPage({ uid, branding: pre.branding, csrf: token, email: request.body.email, firstName, lastName, error, status }));
-        if (!email) return again('Enter a valid email address.', 400);
+        const again = (error: string, status: number) => send(reply, pages.signupPage({ ...view, email: request.body.email, firstName, lastName, error, status }));
+        if (!email) return again(INVALID_EMAIL, 400);
         if (password.length < 8) return again('Choose a password of at least 8 characters.', 400);
-        const verdict = limiter.attempt(email, request.ip);
-        if (!verdict.allowed) return again(tooMany(reply, verdict.retryAfter), 429);
-        await signin.signUp(uid, pre.branding?.name ?? 'Atrium', { email, password, firstName: firstName.trim(), lastName: lastName.trim() });
+        const limited = overLimit(request, reply, email, 'attempt');
+        if (limited) return again(limited, 429);
+        await signin.signUp(uid, view.branding?.name ?? 'Atrium', { email, password, firstName: firstName.trim(), lastName: lastName.trim() });
         return send(reply, pages.messagePage({
           title: 'Check your email',
-          branding: pre.branding,
+          branding: view.branding,
           message: `We sent a message to ${email}. Open the link in it to confirm your address and finish signing in. If you already have an account, the message tells you how to sign in.`,
           role: 'status',
         }));
@@ -366,7 +395,7 @@ export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<vo
         const { uid } = request.params;
         const branding = await brandingOf(uid);
         const user = await signin.peekConfirmation(uid, request.query.token);
-        if (!user) return send(reply, pages.errorPage({ title: 'This link has expired', message: 'This confirmation link is invalid, was already used, or has expired. Sign up or sign in again to get a new one.', status: 400, branding }));
+        if (!user) return linkExpired(reply, branding, 'This confirmation link is invalid, was already used, or has expired. Sign up or sign in again to get a new one.');
         return send(reply, pages.confirmPage({ uid, branding, csrf: csrf.token(request, reply), token: request.query.token, email: user.email }));
       });
 
@@ -375,11 +404,11 @@ export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<vo
         schema: { tags, hide: true, summary: 'Confirm an email address', params: FlowParams, body: TokenForm, response: { 200: Html, '4xx': Html } },
       }, async (request, reply) => {
         const { uid } = request.params;
-        if (!csrf.verify(request, request.body._csrf)) return refused(reply);
-        const flow = await loadFlow(request, reply, uid);
-        const branding = await brandingOf(uid, flow);
+        const pre = await linkPost(request, reply, uid, request.body._csrf);
+        if ('done' in pre) return pre.done;
+        const { flow, branding } = pre;
         const user = await signin.confirm(uid, request.body.token ?? '');
-        if (!user) return send(reply, pages.errorPage({ title: 'This link has expired', message: 'This confirmation link is invalid, was already used, or has expired.', status: 400, branding }));
+        if (!user) return linkExpired(reply, branding, 'This confirmation link is invalid, was already used, or has expired.');
         // Confirmed in the browser that signed up: carry on with the sign-in it started.
         if (flow?.prompt.name === 'login') return finish(request, reply, { login: { accountId: user.id, amr: ['otp'] } });
         return send(reply, pages.messagePage({ title: 'Email confirmed', branding, message: 'Your email address is confirmed. Return to the application to sign in.', role: 'status' }));
@@ -388,29 +417,20 @@ export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<vo
       route.get('/interaction/:uid/forgot', {
         config: publicPage,
         schema: { tags, hide: true, summary: 'Forgot-password form', params: FlowParams, response: { 200: Html, '4xx': Html } },
-      }, async (request, reply) => {
-        const { uid } = request.params;
-        const flow = await loadFlow(request, reply, uid);
-        if (!flow || flow.prompt.name !== 'login') return expired(reply);
-        return send(reply, pages.forgotPage({ uid, branding: await clientBranding(ctx.db, flow.params.client_id), csrf: csrf.token(request, reply) }));
-      });
+      }, async (request, reply) => formPage(request, reply, request.params.uid, pages.forgotPage));
 
       route.post('/interaction/:uid/forgot', {
         config: publicPage,
         schema: { tags, hide: true, summary: 'Email a password reset link', params: FlowParams, body: EmailForm, response: { 200: Html, '4xx': Html } },
       }, async (request, reply) => {
         const { uid } = request.params;
-        const pre = await loginPost(request, reply, uid, request.body._csrf);
-        if ('done' in pre) return pre.done;
-        const token = csrf.token(request, reply);
-        const email = normaliseEmail(request.body.email);
-        if (!email) return send(reply, pages.forgotPage({ uid, branding: pre.branding, csrf: token, email: request.body.email, error: 'Enter a valid email address.', status: 400 }));
-        const verdict = limiter.attempt(email, request.ip);
-        if (!verdict.allowed) return send(reply, pages.forgotPage({ uid, branding: pre.branding, csrf: token, email, error: tooMany(reply, verdict.retryAfter), status: 429 }));
-        signin.requestReset(uid, pre.branding?.name ?? 'Atrium', email);
+        const post = await emailPost(request, reply, uid, request.body, { limit: 'attempt', form: pages.forgotPage });
+        if ('done' in post) return post.done;
+        const { view: { branding }, email } = post;
+        signin.requestReset(uid, branding?.name ?? 'Atrium', email);
         return send(reply, pages.messagePage({
           title: 'Check your email',
-          branding: pre.branding,
+          branding,
           message: `If an account exists for ${email}, we sent it a link to choose a new password. The link is valid for one hour.`,
           role: 'status',
           link: { href: `/interaction/${uid}`, text: 'Back to sign in' },
@@ -424,7 +444,7 @@ export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<vo
         const { uid } = request.params;
         const branding = await brandingOf(uid);
         const user = await signin.peekReset(uid, request.query.token);
-        if (!user) return send(reply, pages.errorPage({ title: 'This link has expired', message: 'This reset link is invalid, was already used, or has expired. Ask for a new one from the sign-in page.', status: 400, branding }));
+        if (!user) return linkExpired(reply, branding, 'This reset link is invalid, was already used, or has expired. Ask for a new one from the sign-in page.');
         return send(reply, pages.resetPage({ uid, branding, csrf: csrf.token(request, reply), token: request.query.token, email: user.email }));
       });
 
@@ -433,17 +453,18 @@ export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<vo
         schema: { tags, hide: true, summary: 'Choose a new password', params: FlowParams, body: ResetForm, response: { 200: Html, '4xx': Html } },
       }, async (request, reply) => {
         const { uid } = request.params;
-        if (!csrf.verify(request, request.body._csrf)) return refused(reply);
-        const flow = await loadFlow(request, reply, uid);
-        const branding = await brandingOf(uid, flow);
+        const pre = await linkPost(request, reply, uid, request.body._csrf);
+        if ('done' in pre) return pre.done;
+        const { flow, branding } = pre;
         const token = request.body.token ?? '';
         const user = await signin.peekReset(uid, token);
-        if (!user) return send(reply, pages.errorPage({ title: 'This link has expired', message: 'This reset link is invalid, was already used, or has expired.', status: 400, branding }));
+        if (!user) return linkExpired(reply, branding, 'This reset link is invalid, was already used, or has expired.');
         const password = request.body.password ?? '';
-        if (password.length < 8) return send(reply, pages.resetPage({ uid, branding, csrf: csrf.token(request, reply), token, email: user.email, error: 'Choose a password of at least 8 characters.', status: 400 }));
-        const verdict = limiter.check(user.email, request.ip);
-        if (!verdict.allowed) return send(reply, pages.resetPage({ uid, branding, csrf: csrf.token(request, reply), token, email: user.email, error: tooMany(reply, verdict.retryAfter), status: 429 }));
-        if (!(await signin.resetPassword(uid, token, password))) return send(reply, pages.errorPage({ title: 'This link has expired', message: 'This reset link was already used.', status: 400, branding }));
+        const again = (error: string, status: number) => send(reply, pages.resetPage({ uid, branding, csrf: csrf.token(request, reply), token, email: user.email, error, status }));
+        if (password.length < 8) return again('Choose a password of at least 8 characters.', 400);
+        const limited = overLimit(request, reply, user.email, 'check');
+        if (limited) return again(limited, 429);
+        if (!(await signin.resetPassword(uid, token, password))) return linkExpired(reply, branding, 'This reset link was already used.');
         if (flow?.prompt.name === 'login') return reply.redirect(`/interaction/${encodeURIComponent(uid)}?notice=password-changed`, 303);
         return send(reply, pages.messagePage({ title: 'Password changed', branding, message: 'Your password was changed and you were signed out everywhere. Return to the application and sign in with your new password.', role: 'status' }));
       });
@@ -458,13 +479,13 @@ export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<vo
         const { uid, provider: id } = request.params;
         const pre = await loginPost(request, reply, uid, request.body._csrf);
         if ('done' in pre) return pre.done;
-        if (!upstream.has(id)) return send(reply, pages.errorPage({ message: 'This sign-in method is not available.', status: 404, branding: pre.branding }));
+        if (!upstream.has(id)) return send(reply, pages.errorPage({ message: 'This sign-in method is not available.', status: 404, branding: pre.view.branding }));
         let started;
         try {
           started = await upstream.start(id, uid);
         } catch (error) {
           request.log.warn({ err: error, provider: id }, 'upstream identity provider unavailable');
-          return send(reply, loginPage(request, reply, uid, pre.branding, { error: 'That sign-in provider cannot be reached right now. Try again later or use another way to sign in.', status: 502 }));
+          return send(reply, signInPage({ ...pre.view, error: 'That sign-in provider cannot be reached right now. Try again later or use another way to sign in.', status: 502 }));
         }
         reply.setCookie(upstreamCookie(id), upstream.sealState(started.state), { path: `${UPSTREAM_COOKIE_PATH}/${encodeURIComponent(id)}`, httpOnly: true, sameSite: 'lax', secure: secureCookies, maxAge: 600 });
         return reply.redirect(started.url.href, 303);

@@ -7,9 +7,10 @@ import { after, before, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { upsertMember } from '../../src/modules/projects/store.ts';
 import { ATRIUM_CLI_CLIENT_ID } from '../../src/oauth/first-party.ts';
-import { call, createTenant, forEachEngine, freePort, startTestService, type Tenant, type TestService } from '../support/service.ts';
+import { call, createTenant, forEachEngine, freePort, type Tenant, type TestService } from '../support/service.ts';
 import {
-  EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, insertClient, jwtClaims, oauthError, pageError, signInAndConsent, type TestClient,
+  EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, insertClient, jwtClaims, oauthError, pageError, signInAndConsent, startOAuthService,
+  type TestClient,
 } from '../support/oauth.ts';
 
 forEachEngine('oauth flows', (engine) => {
@@ -22,11 +23,12 @@ forEachEngine('oauth flows', (engine) => {
 
   before(async () => {
     // No credential cache: revocation must show at once in these tests.
-    service = await startTestService(engine, { ...EMAIL_LOGIN_ENV, ATRIUM_AUTH_CACHE_SECONDS: '0' });
-    tenant = await createTenant(service, 'oauth');
+    ({ service, tenant, client, config } = await startOAuthService(engine, {
+      env: { ...EMAIL_LOGIN_ENV, ATRIUM_AUTH_CACHE_SECONDS: '0' },
+      tenant: 'oauth',
+      client: { name: 'Flow App' },
+    }));
     other = await createTenant(service, 'other');
-    client = await insertClient(service, tenant.projectId, { name: 'Flow App' });
-    config = await discover(service, client);
   });
   after(() => service?.stop());
 

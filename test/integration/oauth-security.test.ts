@@ -6,10 +6,10 @@ import { after, before, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { createUser } from '../../src/modules/users/service.ts';
 import { updateUser } from '../../src/modules/users/store.ts';
-import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
+import { call, forEachEngine, type Tenant, type TestService } from '../support/service.ts';
 import {
   EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, findForm, insertClient, mailCount, oauthError, pageError, signInAndConsent,
-  uniqueEmail, type TestClient,
+  startOAuthService, uniqueEmail, type TestClient,
 } from '../support/oauth.ts';
 
 const SCOPE = 'openid offline_access profile:read';
@@ -21,10 +21,11 @@ forEachEngine('oauth security', (engine) => {
   let config: oidc.Configuration;
 
   before(async () => {
-    service = await startTestService(engine, { ...EMAIL_LOGIN_ENV, ATRIUM_AUTH_CACHE_SECONDS: '0' });
-    tenant = await createTenant(service, 'sec');
-    client = await insertClient(service, tenant.projectId, { redirectUris: ['http://127.0.0.1:9/cb/exact'] });
-    config = await discover(service, client);
+    ({ service, tenant, client, config } = await startOAuthService(engine, {
+      env: { ...EMAIL_LOGIN_ENV, ATRIUM_AUTH_CACHE_SECONDS: '0' },
+      tenant: 'sec',
+      client: { redirectUris: ['http://127.0.0.1:9/cb/exact'] },
+    }));
   });
   after(() => service?.stop());
 
@@ -301,10 +302,10 @@ forEachEngine('oauth attempt limits', (engine) => {
   let config: oidc.Configuration;
 
   before(async () => {
-    service = await startTestService(engine, { ...EMAIL_LOGIN_ENV, ATRIUM_SIGNIN_LIMIT_PER_ACCOUNT: '3', ATRIUM_SIGNIN_LIMIT_PER_IP: '8' });
-    tenant = await createTenant(service, 'limits');
-    client = await insertClient(service, tenant.projectId);
-    config = await discover(service, client);
+    ({ service, tenant, client, config } = await startOAuthService(engine, {
+      env: { ...EMAIL_LOGIN_ENV, ATRIUM_SIGNIN_LIMIT_PER_ACCOUNT: '3', ATRIUM_SIGNIN_LIMIT_PER_IP: '8' },
+      tenant: 'limits',
+    }));
   });
   after(() => service?.stop());
 

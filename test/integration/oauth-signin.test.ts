@@ -9,7 +9,7 @@ import { findUserByEmail } from '../../src/modules/users/store.ts';
 import { call, createTenant, forEachEngine, freePort, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import {
   EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, codeIn, discover, findForm, insertClient, jwtClaims, linkIn, oauthError, pageError,
-  signInAndConsent, startUpstreamProvider, uniqueEmail, waitForMail, type TestClient, type UpstreamProviderFixture,
+  signInAndConsent, startOAuthService, startUpstreamProvider, uniqueEmail, waitForMail, type TestClient, type UpstreamProviderFixture,
 } from '../support/oauth.ts';
 
 const SCOPE = 'openid email profile offline_access profile:read';
@@ -21,10 +21,11 @@ forEachEngine('oauth sign-in with email', (engine) => {
   let config: oidc.Configuration;
 
   before(async () => {
-    service = await startTestService(engine, { ...EMAIL_LOGIN_ENV, ATRIUM_AUTH_CACHE_SECONDS: '0' });
-    tenant = await createTenant(service, 'signin');
-    client = await insertClient(service, tenant.projectId, { name: 'Mail App' });
-    config = await discover(service, client);
+    ({ service, tenant, client, config } = await startOAuthService(engine, {
+      env: { ...EMAIL_LOGIN_ENV, ATRIUM_AUTH_CACHE_SECONDS: '0' },
+      tenant: 'signin',
+      client: { name: 'Mail App' },
+    }));
   });
   after(() => service?.stop());
 
@@ -224,17 +225,18 @@ forEachEngine('oauth sign-in with upstream providers', (engine) => {
     const port = await freePort();
     const publicUrl = `http://127.0.0.1:${port}`;
     upstream = await startUpstreamProvider(await freePort(), `${publicUrl}/signin/upstream/test-idp/callback`);
-    service = await startTestService(engine, {
-      PORT: String(port),
-      ATRIUM_PUBLIC_URL: publicUrl,
-      // Upstream sign-in alone: the production default has no email sign-in.
-      ATRIUM_EMAIL_LOGIN: 'false',
-      ATRIUM_DEV_MAILBOX: 'false',
-      ATRIUM_OIDC_PROVIDERS: JSON.stringify([{ id: 'test-idp', issuer: upstream.issuer, client_id: upstream.clientId, client_secret: upstream.clientSecret, label: 'Test IdP' }]),
-    });
-    tenant = await createTenant(service, 'upstream');
-    client = await insertClient(service, tenant.projectId, { name: 'Federated App' });
-    config = await discover(service, client);
+    ({ service, tenant, client, config } = await startOAuthService(engine, {
+      env: {
+        PORT: String(port),
+        ATRIUM_PUBLIC_URL: publicUrl,
+        // Upstream sign-in alone: the production default has no email sign-in.
+        ATRIUM_EMAIL_LOGIN: 'false',
+        ATRIUM_DEV_MAILBOX: 'false',
+        ATRIUM_OIDC_PROVIDERS: JSON.stringify([{ id: 'test-idp', issuer: upstream.issuer, client_id: upstream.clientId, client_secret: upstream.clientSecret, label: 'Test IdP' }]),
+      },
+      tenant: 'upstream',
+      client: { name: 'Federated App' },
+    }));
   });
   after(async () => {
     await service?.stop();

@@ -7,6 +7,7 @@ import { hashSecret } from '../../src/platform/crypto/secrets.ts';
 import { listOutbox } from '../../src/platform/mail/mailer.ts';
 import { oauthClientsTable } from '../../src/modules/oauth-clients/store.ts';
 import type { RunningService } from '../../src/main.ts';
+import { createTenant, startTestService, type Engine, type Tenant, type TestService } from './service.ts';
 
 /** Settings that turn email sign-in and the dev outbox on for both engines. */
 export const EMAIL_LOGIN_ENV: Record<string, string> = {
@@ -57,6 +58,27 @@ export async function insertClient(service: RunningService, projectId: string, o
 export function discover(service: { url: string }, client: Pick<TestClient, 'clientId' | 'clientSecret'>, auth: 'basic' | 'post' = 'basic'): Promise<oidc.Configuration> {
   const authentication = !client.clientSecret ? oidc.None() : auth === 'basic' ? oidc.ClientSecretBasic(client.clientSecret) : oidc.ClientSecretPost(client.clientSecret);
   return oidc.discovery(new URL(service.url), client.clientId, undefined, authentication, { execute: [oidc.allowInsecureRequests] });
+}
+
+export interface OAuthService {
+  service: TestService;
+  tenant: Tenant;
+  client: TestClient;
+  config: oidc.Configuration;
+}
+
+/** A test service with a tenant, one OAuth client of the tenant's project, and that client's openid-client configuration. */
+export async function startOAuthService(engine: Engine, options: { env: Record<string, string>; tenant: string; client?: ClientOptions }): Promise<OAuthService> {
+  const service = await startTestService(engine, options.env);
+  try {
+    const tenant = await createTenant(service, options.tenant);
+    const client = await insertClient(service, tenant.projectId, options.client);
+    return { service, tenant, client, config: await discover(service, client) };
+  } catch (error) {
+    // The suite's after hook only learns of the service from the result, so stop it here.
+    await service.stop();
+    throw error;
+  }
 }
 
 export interface AuthorizationRequest {
