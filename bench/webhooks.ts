@@ -10,6 +10,7 @@
 //     the delivery rate then shows the engine's ceiling.
 // Next to them, the receiver's own maximum request rate (autocannon straight at it) in the same run.
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BenchContext, Engine, ScenarioResult } from './lib.ts';
@@ -85,6 +86,16 @@ function percentile(sorted: number[], p: number): number {
 
 const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
+/** CPU time (user + system) of a process in ms, from /proc (Linux); undefined elsewhere. */
+function cpuMs(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
 interface PhaseResult {
   phase: string;
   seconds: number;
@@ -98,9 +109,14 @@ interface PhaseResult {
   delayP50Ms: number;
   delayP99Ms: number;
   delayMaxMs: number;
+  /** Deliveries still to make when the last trigger was answered, and how fast they then went. */
+  backlogAtTriggerEnd: number;
+  backlogDeliveriesPerSecond: number | undefined;
+  /** CPU time of the Atrium process per delivered event (trigger request + delivery), in µs. */
+  serverCpuUsPerEvent: number | undefined;
 }
 
-async function phase(name: string, receiver: Receiver, send: (trigger: (id: string) => Promise<void>) => Promise<void>, url: string, token: string): Promise<PhaseResult> {
+async function phase(name: string, receiver: Receiver, send: (trigger: (id: string) => Promise<void>) => Promise<void>, url: string, token: string, pid: number): Promise<PhaseResult> {
   const triggers = new Map<string, Trigger>();
   const pending = new Set<Promise<void>>();
   const trigger = (id: string) => {
@@ -113,10 +129,12 @@ async function phase(name: string, receiver: Receiver, send: (trigger: (id: stri
     pending.add(p);
     return p;
   };
+  const cpuBefore = cpuMs(pid);
   const start = performance.now();
   await send(trigger);
   await Promise.all(pending);
   const sendEnd = performance.now();
+  const deliveredBySendEnd = [...triggers.keys()].filter((id) => (receiver.arrivals.get(id)?.[0] ?? Infinity) <= sendEnd).length;
   const acked = [...triggers].filter(([, t]) => t.acked);
   const deadline = Date.now() + DRAIN_MS;
   while (acked.some(([id]) => !receiver.arrivals.has(id)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
@@ -130,6 +148,7 @@ async function phase(name: string, receiver: Receiver, send: (trigger: (id: stri
     last = Math.max(last, arrivals[0]!);
     duplicates += arrivals.length - 1;
   }
+  const cpuAfter = cpuMs(pid);
   delays.sort((a, b) => a - b);
   const seconds = (last - start) / 1000;
   return {
@@ -145,6 +164,9 @@ async function phase(name: string, receiver: Receiver, send: (trigger: (id: stri
     delayP50Ms: round(percentile(delays, 50)),
     delayP99Ms: round(percentile(delays, 99)),
     delayMaxMs: round(delays.at(-1) ?? 0),
+    backlogAtTriggerEnd: delays.length - deliveredBySendEnd,
+    backlogDeliveriesPerSecond: last > sendEnd && delays.length - deliveredBySendEnd > 100 ? round((delays.length - deliveredBySendEnd) / ((last - sendEnd) / 1000), 0) : undefined,
+    serverCpuUsPerEvent: cpuBefore !== undefined && cpuAfter !== undefined && delays.length > 0 ? Math.round(((cpuAfter - cpuBefore) * 1000) / delays.length) : undefined,
   };
 }
 
@@ -190,12 +212,12 @@ async function benchEngine(context: BenchContext, engine: Engine, receiver: Rece
     if (created.status !== 201) throw new Error(`creating the webhook failed: ${created.status} ${await created.text()}`);
     const url = `${atrium.url}/accounts/projects/${projectId}/sessions`;
     context.log(`webhooks ${engine}: warm-up ${context.warmup}s at ${RATE}/s`);
-    await phase('warm-up', receiver, openLoop(RATE, context.warmup), url, token);
+    await phase('warm-up', receiver, openLoop(RATE, context.warmup), url, token, atrium.pid);
     context.log(`webhooks ${engine}: sustained ${context.duration}s at ${RATE}/s`);
-    const sustained = await phase(`sustained ${RATE}/s`, receiver, openLoop(RATE, context.duration), url, token);
+    const sustained = await phase(`sustained ${RATE}/s`, receiver, openLoop(RATE, context.duration), url, token, atrium.pid);
     context.log(`webhooks ${engine}: ${JSON.stringify(sustained)}`);
     context.log(`webhooks ${engine}: burst ${context.duration}s with ${context.connections} clients`);
-    const burst = await phase(`burst (${context.connections} clients)`, receiver, closedLoop(context.connections, context.duration), url, token);
+    const burst = await phase(`burst (${context.connections} clients)`, receiver, closedLoop(context.connections, context.duration), url, token, atrium.pid);
     context.log(`webhooks ${engine}: ${JSON.stringify(burst)}`);
     return [sustained, burst];
   } finally {
@@ -214,16 +236,16 @@ export async function run(context: BenchContext): Promise<object> {
     const engines: { engine: Engine; phases: PhaseResult[] }[] = [];
     for (const engine of context.engines) engines.push({ engine, phases: await benchEngine(context, engine, receiver) });
     const table = [
-      '| engine | phase | triggers/s sent | delivered/s | delay p50 ms | delay p99 ms | max ms | acknowledged | lost | duplicates |',
-      '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
-      ...engines.flatMap((e) => e.phases.map((p) => `| ${e.engine} | ${p.phase} | ${p.triggerRatePerSecond} | ${p.deliveriesPerSecond} | ${p.delayP50Ms} | ${p.delayP99Ms} | ${p.delayMaxMs} | ${p.triggersAcknowledged} | ${p.lost} | ${p.duplicates} |`)),
+      '| engine | phase | triggers/s sent | delivered/s | delay p50 ms | delay p99 ms | max ms | acknowledged | lost | duplicates | backlog at end → drained/s | Atrium CPU µs/event |',
+      '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...engines.flatMap((e) => e.phases.map((p) => `| ${e.engine} | ${p.phase} | ${p.triggerRatePerSecond} | ${p.deliveriesPerSecond} | ${p.delayP50Ms} | ${p.delayP99Ms} | ${p.delayMaxMs} | ${p.triggersAcknowledged} | ${p.lost} | ${p.duplicates} | ${p.backlogAtTriggerEnd} → ${p.backlogDeliveriesPerSecond ?? '–'} | ${p.serverCpuUsPerEvent ?? '–'} |`)),
     ].join('\n');
     const pg = engines.find((e) => e.engine === 'postgres')?.phases[0];
     const target = pg
       ? `Target on PostgreSQL (≥ 1,000 deliveries/s sustained, p99 ≤ 1 s, nothing lost): **${pg.deliveriesPerSecond >= 1000 * 0.98 && pg.triggerRatePerSecond >= 1000 * 0.98 && pg.delayP99Ms <= 1000 && pg.lost === 0 ? 'met' : 'missed'}**.`
       : 'Target not checked: PostgreSQL was not measured.';
     const notes = [
-      'Delivery of signed room.started webhooks from an `atrium serve` child to a receiver in the benchmark process. Delay = from sending the triggering session report to the delivery\'s arrival. The receiver row above is autocannon straight at the same receiver.',
+      'Delivery of signed room.started webhooks from an `atrium serve` child to a receiver in the benchmark process. Delay = from sending the triggering session report to the delivery\'s arrival. The receiver row above is autocannon straight at the same receiver. "Backlog at end → drained/s": deliveries still owed when the last trigger was answered, and the rate at which they went out once the server no longer had triggers to serve (the delivery engine on its own). Atrium CPU µs/event covers the triggering request and its delivery (the database\'s own CPU is not included); 1,000,000 / it is the rate one core could sustain.',
       '',
       table,
       '',

@@ -30,6 +30,7 @@ const EnvSchema = Type.Object({
   ATRIUM_JOBS_POLL_MS: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$', description: 'Background jobs: how often idle workers look for due jobs they were not woken for, e.g. retries (default 1000)' })),
   ATRIUM_JOBS_BATCH_SIZE: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$', description: 'Background jobs: most jobs claimed per query (default 100)' })),
   ATRIUM_JOBS_CONCURRENCY: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$', description: 'Background jobs: most jobs running at once per instance (default 200)' })),
+  ATRIUM_JOBS_POOL_SIZE: Type.Optional(Type.String({ pattern: '^[1-9][0-9]?$', description: 'Background jobs: PostgreSQL connections of their own, apart from the request pool (default 4)' })),
   ATRIUM_JOBS_LEASE_SECONDS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$', description: 'Background jobs: lease of a claimed job, renewed while it runs; a crashed instance\'s jobs run again after it (default 30)' })),
   ATRIUM_WEBHOOKS_ALLOW_PRIVATE: Type.Optional(Type.Union([Bool], { description: 'Allow webhook URLs on loopback, private and link-local addresses (default true with the embedded database, false with DATABASE_URL)' })),
   ATRIUM_WEBHOOKS_TIMEOUT_SECONDS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$', description: 'Webhook request timeout (default 15)' })),
@@ -53,7 +54,7 @@ export interface Config {
   /** End-user sign-in pages of the OAuth authorization server (src/oauth). */
   signin: SigninConfig;
   mail: MailConfig;
-  jobs: { pollMs: number; batchSize: number; concurrency: number; leaseMs: number };
+  jobs: { pollMs: number; batchSize: number; concurrency: number; leaseMs: number; poolSize: number };
   webhooks: { allowPrivate: boolean; timeoutMs: number; retrySchedule: number[]; disableAfterMs: number };
 }
 
@@ -174,6 +175,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       batchSize: Number(settings.ATRIUM_JOBS_BATCH_SIZE ?? 100),
       concurrency: Number(settings.ATRIUM_JOBS_CONCURRENCY ?? 200),
       leaseMs: Number(settings.ATRIUM_JOBS_LEASE_SECONDS ?? 30) * 1000,
+      poolSize: Number(settings.ATRIUM_JOBS_POOL_SIZE ?? 4),
     },
     webhooks: {
       // The embedded quick start delivers to receivers on the developer's own machine.

@@ -29,7 +29,8 @@ export interface Background {
  */
 export function defaultWorkers(ctx: AppContext): Background[] {
   const delivery = webhookDeliveryHandler(ctx);
-  const jobs = new JobWorker(ctx.database, { handlers: [delivery], ...ctx.config.jobs, log: ctx.log });
+  const { pollMs, batchSize, concurrency, leaseMs } = ctx.config.jobs;
+  const jobs = new JobWorker(ctx.database, { handlers: [delivery], pollMs, batchSize, concurrency, leaseMs, log: ctx.log });
   return [{
     start: () => jobs.start(),
     stop: async () => {
@@ -42,7 +43,7 @@ export function defaultWorkers(ctx: AppContext): Background[] {
 /** Opens the database and everything that stands on it; no HTTP yet. */
 export async function openContext(config: Config, log?: FastifyBaseLogger): Promise<AppContext> {
   const logger = log ?? (pino({ level: config.logLevel }) as unknown as FastifyBaseLogger);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize });
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, backgroundPoolSize: config.jobs.poolSize });
   try {
     const applied = await migrate(database);
     if (applied.length > 0) logger.info({ applied }, 'database migrated');

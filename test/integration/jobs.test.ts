@@ -226,7 +226,7 @@ forEachEngine('jobs outbox', (engine) => {
     const started: ClaimedJob[] = [];
     const handler: JobHandler = {
       topic: t,
-      run: (job, signal) => new Promise((_resolve, reject) => {
+      run: (job, { signal }) => new Promise((_resolve, reject) => {
         started.push(job);
         signal.addEventListener('abort', () => reject(new Error('aborted')));
       }),

@@ -14,7 +14,7 @@ import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../../context.ts';
 import { OutboundClient, retryAfterMs, type OutboundResponse } from '../../platform/http/outbound.ts';
 import type { ClaimedJob } from '../../platform/jobs/outbox.ts';
-import { systemClock, type Clock, type JobHandler, type JobResult } from '../../platform/jobs/worker.ts';
+import { systemClock, type Clock, type JobContext, type JobHandler, type JobResult } from '../../platform/jobs/worker.ts';
 import { FULL_SCOPE, issueParticipantToken } from '../participant-tokens/service.ts';
 import { roomUrl } from '../rooms/service.ts';
 import { pythonJson, signatureHeader } from './body.ts';
@@ -77,15 +77,15 @@ export function webhookDeliveryHandler(ctx: AppContext, options: DeliveryHandler
   // Rows loaded for a claimed batch, by job id; `undefined` means "loaded: nothing there".
   const prefetched = new Map<string, store.SendableDelivery | undefined>();
 
-  async function prefetch(jobs: readonly ClaimedJob[]): Promise<void> {
-    const rows = await store.loadManyForSend(ctx.db, jobs.map((j) => ({ projectId: String(j.payload.project_id), deliveryId: j.key! })));
+  async function prefetch(jobs: readonly ClaimedJob[], { db }: JobContext): Promise<void> {
+    const rows = await store.loadManyForSend(db, jobs.map((j) => ({ projectId: String(j.payload.project_id), deliveryId: j.key! })));
     for (const job of jobs) prefetched.set(job.id, rows.get(job.key!));
   }
 
-  async function run(job: ClaimedJob, signal: AbortSignal): Promise<JobResult> {
+  async function run(job: ClaimedJob, { signal, db }: JobContext): Promise<JobResult> {
     const projectId = String(job.payload.project_id);
     const deliveryId = job.key!;
-    const loaded = prefetched.has(job.id) ? prefetched.get(job.id) : await store.loadForSend(ctx.db, projectId, deliveryId);
+    const loaded = prefetched.has(job.id) ? prefetched.get(job.id) : await store.loadForSend(db, projectId, deliveryId);
     prefetched.delete(job.id);
     // Deleted with its webhook, or already settled by an earlier run of a duplicate job.
     if (!loaded || loaded.delivery.status !== 'pending') return {};

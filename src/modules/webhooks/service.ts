@@ -8,7 +8,7 @@ import { ApiError, badRequest, conflict, notFound } from '../../platform/http/er
 import { checkTargetUrl } from '../../platform/http/outbound.ts';
 import { enqueue } from '../../platform/jobs/outbox.ts';
 import { ALL_EVENTS, DELIVER_TOPIC, EVENT_TYPES, ROOM_EVENT_TYPES } from './events.ts';
-import { MIN_SECRET_LENGTH } from './schema.ts';
+import { MAX_PAYLOAD_TEXT, MIN_SECRET_LENGTH } from './schema.ts';
 import * as store from './store.ts';
 
 /** Webhooks per project: each event fans out to all of them. */
@@ -59,7 +59,11 @@ function normaliseEvents(events: string[]): string[] {
 
 function normalisePayload(payload: Record<string, unknown> | string | null): Record<string, unknown> | null {
   if (payload === null || payload === '') return null;
-  if (typeof payload !== 'string') return payload;
+  if (typeof payload !== 'string') {
+    // It travels with every delivery: keep it small.
+    if (Buffer.byteLength(JSON.stringify(payload)) > MAX_PAYLOAD_TEXT) throw badRequest(`payload must serialise to at most ${MAX_PAYLOAD_TEXT} bytes`, 'invalid_payload');
+    return payload;
+  }
   // Some SDKs type the payload as a string: accept one that holds a JSON object.
   let parsed: unknown;
   try {

@@ -18,6 +18,11 @@ export type ScriptRunner = (sql: string) => Promise<Record<string, unknown>[]>;
 export interface Database {
   readonly engine: 'pglite' | 'postgres';
   readonly db: Db;
+  /**
+   * Background work's own handle (PostgreSQL: a small separate pool), so a job worker never queues
+   * behind request traffic for a connection; on PGlite the same single connection as `db`.
+   */
+  readonly background: Db;
   /** One transaction over raw SQL text, for the migration runner. */
   scriptTransaction<T>(fn: (run: ScriptRunner) => Promise<T>): Promise<T>;
   ping(): Promise<void>;
@@ -30,10 +35,14 @@ export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   dataDir: string;
   poolSize?: number;
+  /** Connections of the background pool (PostgreSQL). */
+  backgroundPoolSize?: number;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 20) : openPglite(options.dataDir);
+  return options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.poolSize ?? 20, options.backgroundPoolSize ?? 4)
+    : openPglite(options.dataDir);
 }
 
 async function openPglite(dataDir: string): Promise<Database> {
@@ -51,6 +60,7 @@ async function openPglite(dataDir: string): Promise<Database> {
   return {
     engine: 'pglite',
     db,
+    background: db,
     scriptTransaction: (fn) =>
       client.transaction(async (tx) => fn(async (sql) => {
         const results = await tx.exec(sql);
@@ -68,16 +78,22 @@ async function openPglite(dataDir: string): Promise<Database> {
   };
 }
 
-async function openPostgres(url: string, poolSize: number): Promise<Database> {
+async function openPostgres(url: string, poolSize: number, backgroundPoolSize: number): Promise<Database> {
   const sql = postgres(url, {
     max: poolSize,
     onnotice: () => {},
     connection: { application_name: 'atrium' },
   });
+  const backgroundSql = postgres(url, {
+    max: backgroundPoolSize,
+    onnotice: () => {},
+    connection: { application_name: 'atrium-background' },
+  });
   const db = drizzlePostgres(sql) as unknown as Db;
   return {
     engine: 'postgres',
     db,
+    background: drizzlePostgres(backgroundSql) as unknown as Db,
     scriptTransaction: (fn) =>
       sql.begin(async (tx) => fn(async (text) => [...(await tx.unsafe(text))] as Record<string, unknown>[])) as Promise<never>,
     ping: async () => { await sql`select 1`; },
@@ -85,6 +101,8 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       const { unlisten } = await sql.listen(channel, onNotify);
       return unlisten;
     },
-    close: () => sql.end({ timeout: 5 }),
+    close: async () => {
+      await Promise.all([sql.end({ timeout: 5 }), backgroundSql.end({ timeout: 5 })]);
+    },
   };
 }
