@@ -496,7 +496,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 let clockTicks: number | undefined;
 
 /** User + system CPU seconds of a process (Linux /proc; undefined elsewhere). */
-function cpuSeconds(pid: number | undefined): number | undefined {
+export function cpuSeconds(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
   try {
     // Fields after the parenthesised command name; utime and stime are the 14th and 15th fields.

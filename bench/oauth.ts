@@ -3,13 +3,11 @@
 // code → token), each side by side with a bare oidc-provider (in-memory adapter, development sign-in
 // pages, no password hashing) in the same run. Target from the issue: Atrium's token endpoint at
 // ≥ 60 % of the bare provider's throughput on PostgreSQL.
-import { spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import {
-  cleanEnv, freePort, repoRoot, spawnChild, stopChild, waitReady,
+  cleanEnv, cpuSeconds, freePort, repoRoot, spawnChild, stopChild, waitReady,
   type BenchContext, type Engine, type Scenario, type ScenarioResult,
 } from './lib.ts';
 
@@ -130,20 +128,6 @@ async function authorizationCodeFlow(side: Side): Promise<number> {
   if (token.status !== 200) throw new Error(`${side.name}: token exchange failed: ${token.status} ${await token.text()}`);
   await token.arrayBuffer();
   return visitor.requests;
-}
-
-let clockTicks: number | undefined;
-
-/** User + system CPU seconds of a server process (Linux /proc; undefined elsewhere). */
-function cpuSeconds(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    clockTicks ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
-    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Complete flows per second with FLOW_CONCURRENCY browsers; the sides take turns in slices. */

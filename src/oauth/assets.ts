@@ -8,6 +8,21 @@ export const ATRIUM_LOGO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox=
 </svg>
 `;
 
+/** The dark palette, used when the theme is dark and when it is auto in a dark browser. */
+const DARK_PALETTE = `  color-scheme: dark;
+  --bg: #0f1115;
+  --card: #1a1d24;
+  --fg: #eef0f4;
+  --muted: #a9b0bd;
+  --border: #3a404c;
+  --accent: #748ffc;
+  --accent-fg: #0f1115;
+  --error: #ffb4ab;
+  --error-bg: #3d1d1a;
+  --notice-bg: #1d2a44;
+  --focus: #a5b4fc;
+`;
+
 /**
  * Colours come from custom properties. `data-theme` on <html> is the client's theme: light and
  * dark are forced; auto follows the browser's prefers-color-scheme.
@@ -27,34 +42,10 @@ export const SIGNIN_CSS = `:root {
   --focus: #1c3fbf;
 }
 html[data-theme="dark"] {
-  color-scheme: dark;
-  --bg: #0f1115;
-  --card: #1a1d24;
-  --fg: #eef0f4;
-  --muted: #a9b0bd;
-  --border: #3a404c;
-  --accent: #748ffc;
-  --accent-fg: #0f1115;
-  --error: #ffb4ab;
-  --error-bg: #3d1d1a;
-  --notice-bg: #1d2a44;
-  --focus: #a5b4fc;
-}
+${DARK_PALETTE}}
 @media (prefers-color-scheme: dark) {
   html[data-theme="auto"] {
-    color-scheme: dark;
-    --bg: #0f1115;
-    --card: #1a1d24;
-    --fg: #eef0f4;
-    --muted: #a9b0bd;
-    --border: #3a404c;
-    --accent: #748ffc;
-    --accent-fg: #0f1115;
-    --error: #ffb4ab;
-    --error-bg: #3d1d1a;
-    --notice-bg: #1d2a44;
-    --focus: #a5b4fc;
-  }
+${DARK_PALETTE}  }
 }
 * { box-sizing: border-box; }
 body {
