@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import { conflict, notFound } from '../../platform/http/errors.ts';
 import { roomUrl } from '../rooms/service.ts';
-import { emitEvent } from '../webhooks/events.ts';
+import { emitEvent, emitEventWithCause } from '../webhooks/events.ts';
 import * as store from './store.ts';
 
 export function sessionView(row: store.SessionRow) {
@@ -24,22 +24,20 @@ export function sessionView(row: store.SessionRow) {
 }
 
 export async function startSession(ctx: AppContext, projectId: string, input: { room_name: string; session_id?: string | undefined; participants?: Record<string, number> | undefined }) {
-  return ctx.db.transaction(async (tx) => {
-    const id = input.session_id ?? randomUUID();
-    const inserted = await store.insertSession(tx, {
-      id,
-      projectId,
-      roomName: input.room_name,
-      participants: input.participants ?? {},
-    });
-    if (!inserted) {
-      const existing = await store.findSession(tx, projectId, id);
-      if (!existing || existing.roomName !== input.room_name) throw conflict('That session id is already in use');
-      return { session: sessionView(existing), created: false };
-    }
-    await emitEvent(tx, projectId, 'room.started', { room_name: inserted.roomName, room_url: roomUrl(ctx, inserted.roomName), session_id: inserted.id });
-    return { session: sessionView(inserted), created: true };
-  });
+  const id = input.session_id ?? randomUUID();
+  // One statement writes the session and its room.started event (atomic without a transaction);
+  // the event is written only when the session was.
+  const insert = store.insertSessionSql({ id, projectId, roomName: input.room_name, participants: input.participants ?? {} });
+  const { row } = await emitEventWithCause<'room.started', { session: unknown }>(
+    ctx.db, projectId, 'room.started',
+    { room_name: input.room_name, room_url: roomUrl(ctx, input.room_name), session_id: id },
+    { ctes: insert.ctes, happened: insert.inserted, result: insert.result },
+  );
+  const inserted = store.sessionFromJson(row.session);
+  if (inserted) return { session: sessionView(inserted), created: true };
+  const existing = await store.findSession(ctx.db, projectId, id);
+  if (!existing || existing.roomName !== input.room_name) throw conflict('That session id is already in use');
+  return { session: sessionView(existing), created: false };
 }
 
 export async function endSession(ctx: AppContext, projectId: string, sessionId: string, input: { participants?: Record<string, number> | undefined }) {

@@ -2,7 +2,6 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import type { Db } from '../../platform/db/engine.ts';
-import { roomsTable } from '../rooms/store.ts';
 
 export const roomSessionsTable = pgTable('room_sessions', {
   id: uuid('id').primaryKey(),
@@ -17,13 +16,39 @@ export const roomSessionsTable = pgTable('room_sessions', {
 export type SessionRow = typeof roomSessionsTable.$inferSelect;
 
 /**
- * Inserts unless the id exists (in any project); undefined then. The session points at the
- * project's registered room of that name, if there is one.
+ * Inserting a session (unless the id exists, in any project), as WITH items for the statement that
+ * also emits its event: the session points at the project's registered room of that name, if any.
+ * The CTE `session` holds the inserted row (none when the id exists); `inserted` says whether there is one;
+ * `result` returns it as JSON in a column `session` (read it with sessionFromJson).
  */
-export async function insertSession(db: Db, row: Omit<typeof roomSessionsTable.$inferInsert, 'roomId'>): Promise<SessionRow | undefined> {
-  const roomId = sql`(select ${roomsTable.id} from ${roomsTable} where ${roomsTable.projectId} = ${row.projectId} and ${roomsTable.name} = ${row.roomName})`;
-  const [inserted] = await db.insert(roomSessionsTable).values({ ...row, roomId }).onConflictDoNothing({ target: roomSessionsTable.id }).returning();
-  return inserted;
+export function insertSessionSql(row: { id: string; projectId: string; roomName: string; participants: Record<string, number> }) {
+  return {
+    ctes: sql`session as (
+      insert into room_sessions (id, project_id, room_id, room_name, participants)
+      values (${row.id}::uuid, ${row.projectId}::uuid,
+        (select id from rooms where project_id = ${row.projectId}::uuid and name = ${row.roomName}),
+        ${row.roomName}, ${JSON.stringify(row.participants)}::jsonb)
+      on conflict (id) do nothing
+      returning id, room_id, room_name, started_at, ended_at, participants, project_id
+    )`,
+    inserted: sql`exists (select 1 from session)`,
+    result: sql`(select row_to_json(s) from session s) as session`,
+  };
+}
+
+/** A row of the `session` CTE as row_to_json gives it; undefined for none. */
+export function sessionFromJson(json: unknown): SessionRow | undefined {
+  if (json === null || json === undefined) return undefined;
+  const r = (typeof json === 'string' ? JSON.parse(json) : json) as Record<string, unknown>;
+  return {
+    id: r.id as string,
+    projectId: r.project_id as string,
+    roomId: (r.room_id as string | null) ?? null,
+    roomName: r.room_name as string,
+    startedAt: new Date(r.started_at as string),
+    endedAt: r.ended_at === null || r.ended_at === undefined ? null : new Date(r.ended_at as string),
+    participants: r.participants as Record<string, number>,
+  };
 }
 
 export async function findSession(db: Db, projectId: string, id: string): Promise<SessionRow | undefined> {

@@ -48,7 +48,8 @@ export async function uploadFile(ctx: AppContext, projectId: string, rawPath: st
     if (error instanceof BlobConflictError) throw conflict(`${path} clashes with an existing file or folder`);
     throw error;
   }
-  await ctx.db.transaction((tx) => emitEvent(tx, projectId, 'storage.file.updated', { path, participant_id: participantId }));
+  // One statement (event, deliveries, jobs): atomic without a transaction's extra round trips.
+  await emitEvent(ctx.db, projectId, 'storage.file.updated', { path, participant_id: participantId });
   return { path, size };
 }
 
@@ -63,7 +64,8 @@ export async function downloadFile(ctx: AppContext, projectId: string, rawPath: 
 export async function deleteFile(ctx: AppContext, projectId: string, rawPath: string, participantId: string): Promise<{ path: string }> {
   const path = normaliseStoragePath(rawPath);
   if (!(await ctx.blobs.delete(blobKey(projectId, path)))) throw notFound('File');
-  await ctx.db.transaction((tx) => emitEvent(tx, projectId, 'storage.file.deleted', { path, participant_id: participantId }));
+  // One statement (event, deliveries, jobs): atomic without a transaction's extra round trips.
+  await emitEvent(ctx.db, projectId, 'storage.file.deleted', { path, participant_id: participantId });
   return { path };
 }
 

@@ -34,3 +34,15 @@ export async function emitEvent<T extends EventType>(tx: Db, projectId: string, 
   const deliveries = await store.insertEvent(tx, { id: eventId, projectId, type, data, callable: ROOM_EVENT_TYPES.includes(type) }, DELIVER_TOPIC);
   return deliveries > 0 ? eventId : undefined;
 }
+
+/**
+ * Emits an event in the same statement as the change that causes it (`cause`, see
+ * store.EventCause): atomic on its own, so no transaction (and its BEGIN/COMMIT round trips) is
+ * needed. Returns the event id (undefined when nothing subscribes or the change did not happen)
+ * and the cause's result columns.
+ */
+export async function emitEventWithCause<T extends EventType, R extends Record<string, unknown>>(db: Db, projectId: string, type: T, data: EventData[T], cause: store.EventCause): Promise<{ eventId: string | undefined; row: R }> {
+  const eventId = randomUUID();
+  const { deliveries, row } = await store.insertEventWithCause<R>(db, { id: eventId, projectId, type, data, callable: ROOM_EVENT_TYPES.includes(type) }, DELIVER_TOPIC, cause);
+  return { eventId: deliveries > 0 ? eventId : undefined, row };
+}

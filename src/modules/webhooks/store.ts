@@ -1,5 +1,5 @@
 // Webhooks, their events, deliveries and attempts. Every query is keyed by the project id.
-import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
 import { bigint, boolean, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import type { Db } from '../../platform/db/engine.ts';
 import { enqueueWithSql, rowsOf } from '../../platform/jobs/outbox.ts';
@@ -111,13 +111,38 @@ export async function deleteWebhook(db: Db, projectId: string, id: string): Prom
  * project subscribed to `type` (by name or `*`; `call` webhooks only for room events) and one outbox
  * job per delivery. Nothing is written when no webhook subscribes. Returns the number of deliveries.
  */
-export async function insertEvent(db: Db, event: { id: string; projectId: string; type: string; data: Record<string, unknown>; callable: boolean }, topic: string): Promise<number> {
-  const result = await db.execute(enqueueWithSql(sql`
+export async function insertEvent(db: Db, event: NewEvent, topic: string): Promise<number> {
+  const result = await db.execute(insertEventSql(event, topic));
+  return Number(rowsOf<{ written: number }>(result)[0]?.written ?? 0);
+}
+
+export interface NewEvent { id: string; projectId: string; type: string; data: Record<string, unknown>; callable: boolean }
+
+/**
+ * The change that causes an event, written by the same statement as the event (one round trip and
+ * atomic without a transaction): `ctes` are WITH items making the change, `happened` a condition
+ * over them (no event when false), `result` a select list over them returned with the counts.
+ */
+export interface EventCause {
+  ctes: SQL;
+  happened: SQL;
+  result: SQL;
+}
+
+/** insertEvent together with its cause; returns the deliveries written and the cause's `result` columns. */
+export async function insertEventWithCause<R extends Record<string, unknown>>(db: Db, event: NewEvent, topic: string, cause: EventCause): Promise<{ deliveries: number; row: R }> {
+  const result = await db.execute(insertEventSql(event, topic, cause));
+  const row = rowsOf<R & { written: number }>(result)[0]!;
+  return { deliveries: Number(row.written ?? 0), row };
+}
+
+function insertEventSql(event: NewEvent, topic: string, cause?: EventCause): SQL {
+  return enqueueWithSql(sql`${cause ? sql`${cause.ctes},` : sql``}
     hooks as (
       select id from webhooks
       where project_id = ${event.projectId}::uuid and enabled
         and (${event.type} = any(events) or '*' = any(events))
-        and (action <> 'call' or ${event.callable})
+        and (action <> 'call' or ${event.callable})${cause ? sql` and ${cause.happened}` : sql``}
     ),
     event as (
       insert into webhook_events (id, project_id, type, data)
@@ -130,8 +155,7 @@ export async function insertEvent(db: Db, event: { id: string; projectId: string
       select gen_random_uuid(), event.project_id, hooks.id, event.id, event.created_at, event.created_at
       from event, hooks
       returning id, project_id
-    )`, sql`select ${topic} as topic, id::text as key, jsonb_build_object('project_id', project_id) as payload from deliveries`));
-  return Number(rowsOf<{ written: number }>(result)[0]?.written ?? 0);
+    )`, sql`select ${topic} as topic, id::text as key, jsonb_build_object('project_id', project_id) as payload from deliveries`, cause?.result);
 }
 
 /** Health bookkeeping after an attempt: start or clear the failing streak, or disable. */

@@ -78,6 +78,36 @@ async function openPglite(dataDir: string): Promise<Database> {
   };
 }
 
+/**
+ * Drizzle runs every query it was not asked to `.prepare()` as an unnamed statement, and
+ * postgres-js sends a parameterised unnamed statement in two round trips (Parse/Describe, wait for
+ * the parameter types, then Bind/Execute), re-parsing and re-planning it each time. Through this
+ * wrapper every query is a prepared statement instead, cached per connection by its text (Drizzle
+ * numbers parameters, so the texts are few): one round trip from the second run on. postgres-js
+ * re-prepares by itself when a schema change invalidates a cached plan. Transactions and
+ * savepoints hand their scoped clients through the same wrapper.
+ */
+function preparing(client: postgres.Sql): postgres.Sql {
+  const wrapScoped = (run: (...args: unknown[]) => unknown) => (...args: unknown[]) => {
+    const fn = args.at(-1);
+    if (typeof fn !== 'function') return run(...args);
+    return run(...args.slice(0, -1), (scoped: postgres.Sql) => (fn as (c: postgres.Sql) => unknown)(preparing(scoped)));
+  };
+  return new Proxy(client, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      if (property === 'unsafe') {
+        return (query: string, params?: unknown[], options?: Record<string, unknown>) =>
+          target.unsafe(query, params as never, { ...options, prepare: true });
+      }
+      if ((property === 'begin' || property === 'savepoint') && typeof value === 'function') {
+        return wrapScoped((value as (...args: unknown[]) => unknown).bind(target));
+      }
+      return value;
+    },
+  });
+}
+
 async function openPostgres(url: string, poolSize: number, backgroundPoolSize: number): Promise<Database> {
   const sql = postgres(url, {
     max: poolSize,
@@ -89,11 +119,11 @@ async function openPostgres(url: string, poolSize: number, backgroundPoolSize: n
     onnotice: () => {},
     connection: { application_name: 'atrium-background' },
   });
-  const db = drizzlePostgres(sql) as unknown as Db;
+  const db = drizzlePostgres(preparing(sql)) as unknown as Db;
   return {
     engine: 'postgres',
     db,
-    background: drizzlePostgres(backgroundSql) as unknown as Db,
+    background: drizzlePostgres(preparing(backgroundSql)) as unknown as Db,
     scriptTransaction: (fn) =>
       sql.begin(async (tx) => fn(async (text) => [...(await tx.unsafe(text))] as Record<string, unknown>[])) as Promise<never>,
     ping: async () => { await sql`select 1`; },

@@ -161,8 +161,9 @@ export class OutboundClient {
     this.#policy = policy;
     const lookup = policy.allowPrivate ? undefined : guardedLookup;
     // Free sockets are closed before the usual 5 s server keep-alive timeout, to avoid reusing a
-    // socket the receiver is closing.
-    const common = { keepAlive: true, maxSockets: 512, maxFreeSockets: 128, timeout: 4000, scheduling: 'lifo' as const, ...(lookup ? { lookup } : {}) };
+    // socket the receiver is closing. As many may stay free as may be open, so that a worker running
+    // more deliveries at once than a smaller free pool holds does not close and reconnect sockets.
+    const common = { keepAlive: true, maxSockets: 512, maxFreeSockets: 512, timeout: 4000, scheduling: 'lifo' as const, ...(lookup ? { lookup } : {}) };
     this.#http = new http.Agent(common);
     this.#https = new https.Agent(common);
   }

@@ -76,9 +76,10 @@ export async function enqueue(tx: Db, jobs: NewJob | readonly NewJob[], options:
  * Enqueueing in the same statement as the caller's own writes, for hot paths where a round trip
  * matters: `ctes` are the caller's WITH items (they may insert and return rows), `jobs` is a
  * select over them yielding (topic, key, payload) rows, each due now. Keyed duplicates are skipped,
- * as with `enqueue`. The statement returns one row: {written, notified}.
+ * as with `enqueue`. The statement returns one row: {written, notified}, plus the caller's `extra`
+ * columns (a select list over the CTEs) when given.
  */
-export function enqueueWithSql(ctes: SQL, jobs: SQL): SQL {
+export function enqueueWithSql(ctes: SQL, jobs: SQL, extra?: SQL): SQL {
   return sql`
     with ${ctes},
     written as (
@@ -90,7 +91,7 @@ export function enqueueWithSql(ctes: SQL, jobs: SQL): SQL {
     notified as (
       select pg_notify(${JOBS_CHANNEL}, topic) from (select distinct topic from written) t
     )
-    select (select count(*) from written)::int as written, (select count(*) from notified)::int as notified`;
+    select (select count(*) from written)::int as written, (select count(*) from notified)::int as notified${extra ? sql`, ${extra}` : sql``}`;
 }
 
 /** A job as a worker sees it after claiming it. */

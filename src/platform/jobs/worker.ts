@@ -289,6 +289,10 @@ export class JobWorker {
 
   /** Settles queued outcomes in batches, one transaction each (group commit). */
   async #flush(): Promise<void> {
+    // Jobs of one claimed batch finish within milliseconds of each other: waiting as long as a
+    // claim coalesces lets them share one settlement transaction instead of one each.
+    const coalesceMs = this.#options.coalesceMs ?? 5;
+    if (coalesceMs > 0 && this.#inflight.size > this.#queue.length) await new Promise((resolve) => setTimeout(resolve, coalesceMs));
     while (this.#queue.length > 0) {
       const batch = this.#queue.splice(0, 500);
       try {
