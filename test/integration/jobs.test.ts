@@ -204,14 +204,15 @@ forEachEngine('jobs outbox', (engine) => {
   test('a job running longer than its lease keeps it (renewal): no second run', async () => {
     const t = topic();
     let runs = 0;
-    const handler: JobHandler = { topic: t, async run() { runs += 1; await sleep(1200); return {}; } };
-    const a = worker([handler], { leaseMs: 300, pollMs: 50 });
-    const b = worker([handler], { leaseMs: 300, pollMs: 50 });
+    // The run outlasts three leases; a lease of 1 s leaves renewal room on a loaded machine.
+    const handler: JobHandler = { topic: t, async run() { runs += 1; await sleep(3200); return {}; } };
+    const a = worker([handler], { leaseMs: 1000, pollMs: 50 });
+    const b = worker([handler], { leaseMs: 1000, pollMs: 50 });
     a.start();
     b.start();
     try {
       await database.db.transaction((tx) => enqueue(tx, { topic: t }));
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + 15_000;
       while ((await jobsOf(t)).length > 0 && Date.now() < deadline) await sleep(50);
       assert.deepEqual(await jobsOf(t), []);
       assert.equal(runs, 1);
