@@ -9,7 +9,8 @@ import { describe, type TestContext } from 'node:test';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { startService, type RunningService } from '../../src/main.ts';
+import { startService, type Background, type RunningService } from '../../src/main.ts';
+import type { AppContext } from '../../src/context.ts';
 import { createApiKey } from '../../src/modules/api-keys/service.ts';
 import { createProject } from '../../src/modules/projects/service.ts';
 import { createUser, issuePersonalAccessToken } from '../../src/modules/users/service.ts';
@@ -38,17 +39,31 @@ export function testConfig(engine: Engine, dataDir: string, env: Record<string, 
   });
 }
 
+export interface TestServiceOptions {
+  /** Replaces the default background work (e.g. `() => []` to drive a worker by hand). */
+  workers?: (ctx: AppContext) => Background[];
+  /** Runs after the service stopped, or when it failed to start (e.g. drop a database). */
+  cleanup?: () => Promise<void>;
+}
+
 /** A service on a fresh data dir. Its public URL is its real loopback address. */
-export async function startTestService(engine: Engine, env: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(engine: Engine, env: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
   const log = pino({ level: process.env.ATRIUM_TEST_LOG_LEVEL ?? 'error' }) as unknown as FastifyBaseLogger;
+  const cleanup = async () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    await options.cleanup?.();
+  };
   // The public URL (OAuth issuer, room URLs) must be the real address, so pick the port first.
   const port = await freePort();
   let service: RunningService;
   try {
-    service = await startService(testConfig(engine, dataDir, { PORT: String(port), ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...env }), { log });
+    service = await startService(testConfig(engine, dataDir, { PORT: String(port), ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...env }), {
+      log,
+      ...(options.workers ? { workers: options.workers } : {}),
+    });
   } catch (error) {
-    rmSync(dataDir, { recursive: true, force: true });
+    await cleanup();
     throw error;
   }
   return {
@@ -56,7 +71,7 @@ export async function startTestService(engine: Engine, env: Record<string, strin
     dataDir,
     async stop() {
       await service.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await cleanup();
     },
   };
 }

@@ -4,20 +4,16 @@
 // these jobs), and services started with or without the default workers.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jwtVerify } from 'jose';
-import pino from 'pino';
 import postgres from 'postgres';
-import type { FastifyBaseLogger } from 'fastify';
-import { startService, type Background, type RunningService } from '../../src/main.ts';
+import type { Background } from '../../src/main.ts';
 import type { AppContext } from '../../src/context.ts';
 import { pgUrl } from './env.ts';
 import { onPath } from './postgres.ts';
-import { freePort, testConfig, type Engine } from './service.ts';
+import { freePort, startTestService, type Engine, type TestService } from './service.ts';
 
 export interface Received {
   n: number;
@@ -145,10 +141,7 @@ export async function isolatedDatabase(engine: Engine): Promise<{ env: Record<st
   };
 }
 
-export interface WebhookTestService extends RunningService {
-  dataDir: string;
-  stop(): Promise<void>;
-}
+export type WebhookTestService = TestService;
 
 /**
  * A service on a fresh data dir and (postgres) a fresh database, with private targets allowed so
@@ -157,31 +150,10 @@ export interface WebhookTestService extends RunningService {
  */
 export async function startWebhookService(engine: Engine, env: Record<string, string> = {}, workers?: (ctx: AppContext) => Background[]): Promise<WebhookTestService> {
   const database = await isolatedDatabase(engine);
-  const dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
-  const log = pino({ level: process.env.ATRIUM_TEST_LOG_LEVEL ?? 'error' }) as unknown as FastifyBaseLogger;
-  const port = await freePort();
-  let service: RunningService;
-  try {
-    service = await startService(testConfig(engine, dataDir, {
-      PORT: String(port),
-      ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`,
-      ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true',
-      ...database.env,
-      ...env,
-    }), { log, ...(workers ? { workers } : {}) });
-  } catch (error) {
-    await database.drop();
-    throw error;
-  }
-  return {
-    ...service,
-    dataDir,
-    async stop() {
-      await service.close();
-      await database.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  return startTestService(engine, { ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true', ...database.env, ...env }, {
+    ...(workers ? { workers } : {}),
+    cleanup: () => database.drop(),
+  });
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

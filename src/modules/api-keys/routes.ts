@@ -5,7 +5,6 @@ import type { AppContext } from '../../context.ts';
 import { Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
-import { listApiKeys } from './store.ts';
 
 const tags = ['API keys'];
 
@@ -22,7 +21,7 @@ export default function apiKeyRoutes(app: Api, ctx: AppContext): void {
   app.get('/accounts/projects/:project_id/api-keys', {
     config: { auth: { permission: 'admin' } },
     schema: { tags, summary: 'List API keys (never their values)', params: ProjectParams, response: { 200: schema.ApiKeyList } },
-  }, async (request) => ({ keys: (await listApiKeys(ctx.db, request.params.project_id)).map(service.apiKeyView) }));
+  }, async (request) => ({ keys: await service.listApiKeys(ctx, request.params.project_id) }));
 
   app.delete('/accounts/projects/:project_id/api-keys/:id', {
     config: { auth: { permission: 'admin' } },

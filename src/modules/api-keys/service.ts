@@ -37,6 +37,10 @@ export async function createApiKey(db: Db, box: SecretBox, projectId: string, in
   return { ...apiKeyView(row), value: key.value };
 }
 
+export async function listApiKeys(ctx: AppContext, projectId: string) {
+  return (await store.listApiKeys(ctx.db, projectId)).map(apiKeyView);
+}
+
 /**
  * A caller may only mint keys whose roles (with what they imply) it holds itself, or a narrowed key
  * could escalate. `held` are the caller's effective roles in the project.
