@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { buildApp, PLUGIN_ROUTE_PREFIXES, type BuiltApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { openContext } from '../src/main.ts';
+import { modules } from '../src/modules/index.ts';
 import { CREDENTIAL_KINDS, DEFAULT_CREDENTIALS, type AuthRequirement } from '../src/platform/http/auth.ts';
 import { effectiveRoles, PROJECT_ROLES } from '../src/platform/http/roles.ts';
 
@@ -119,7 +120,7 @@ export async function currentRoutes(): Promise<BuiltApp['routes']> {
   try {
     const ctx = await openContext(loadConfig({ ATRIUM_DATA_DIR: dataDir, ATRIUM_LOG_LEVEL: 'silent' }));
     try {
-      const { app, routes } = await buildApp(ctx);
+      const { app, routes } = await buildApp(ctx, modules);
       await app.close();
       return routes;
     } finally {

@@ -1,5 +1,5 @@
-// Assembles the Fastify application from the platform mechanisms and the resource modules.
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from 'fastify';
+// Assembles the Fastify application from the platform mechanisms and the modules' routes.
+import Fastify, { LogController } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -9,38 +9,7 @@ import type { AppContext } from './context.ts';
 import { installAuth, validateAuthRequirement } from './platform/http/auth.ts';
 import { ErrorBody, installErrorHandling } from './platform/http/errors.ts';
 import { installMetrics } from './platform/http/metrics.ts';
-import agentRoutes from './modules/agents/routes.ts';
-import apiKeyRoutes from './modules/api-keys/routes.ts';
-import oauthClientRoutes from './modules/oauth-clients/routes.ts';
-import oauthServerRoutes from './oauth/routes.ts';
-import participantTokenRoutes from './modules/participant-tokens/routes.ts';
-import projectRoutes from './modules/projects/routes.ts';
-import roomRoutes from './modules/rooms/routes.ts';
-import sessionRoutes from './modules/sessions/routes.ts';
-import storageRoutes from './modules/storage/routes.ts';
-import systemRoutes from './modules/system/routes.ts';
-import userRoutes from './modules/users/routes.ts';
-import webhookRoutes from './modules/webhooks/routes.ts';
-
-export type Api = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
-
-export type Module = (app: Api, ctx: AppContext) => void | Promise<void>;
-
-/** Resource modules in registration order. */
-export const modules: Module[] = [
-  systemRoutes,
-  userRoutes,
-  projectRoutes,
-  roomRoutes,
-  agentRoutes,
-  apiKeyRoutes,
-  storageRoutes,
-  participantTokenRoutes,
-  oauthClientRoutes,
-  oauthServerRoutes,
-  webhookRoutes,
-  sessionRoutes,
-];
+import type { Api, Module } from './platform/http/module.ts';
 
 /**
  * Prefixes served by plugins that do their own authentication (documented in docs/permissions.md).
@@ -64,7 +33,7 @@ export interface BuiltApp {
   routes: { method: string; url: string; config: unknown; schema: unknown }[];
 }
 
-export async function buildApp(ctx: AppContext, extraModules: Module[] = []): Promise<BuiltApp> {
+export async function buildApp(ctx: AppContext, modules: readonly Module[]): Promise<BuiltApp> {
   const app = Fastify({
     loggerInstance: ctx.log,
     bodyLimit: JSON_BODY_LIMIT,
@@ -112,8 +81,9 @@ export async function buildApp(ctx: AppContext, extraModules: Module[] = []): Pr
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
 
-  for (const mod of [...modules, ...extraModules]) {
-    await app.register(async (scope) => mod(scope as unknown as Api, ctx));
+  for (const mod of modules) {
+    const { routes: declare } = mod;
+    if (declare) await app.register(async (scope) => declare(scope as unknown as Api, ctx));
   }
   await app.ready();
   return { app, routes };

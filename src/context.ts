@@ -5,6 +5,7 @@ import type { BlobStore } from './platform/blobs/store.ts';
 import type { SecretBox } from './platform/crypto/secrets.ts';
 import type { SigningKeys } from './platform/crypto/signing-keys.ts';
 import type { Database, Db } from './platform/db/engine.ts';
+import type { Events } from './platform/events/emit.ts';
 import type { Auth } from './platform/http/auth.ts';
 import type { Mailer } from './platform/mail/mailer.ts';
 
@@ -16,6 +17,8 @@ export interface AppContext {
   keys: SigningKeys;
   blobs: BlobStore;
   auth: Auth;
+  /** The event catalogue, and emitting an event with its consumers' fan-out. */
+  events: Events;
   /** Outgoing mail (SMTP, or the development outbox). */
   mail: Mailer;
   log: FastifyBaseLogger;

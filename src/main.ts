@@ -1,22 +1,23 @@
 // Boot: config → database (migrated) → shared services → app → workers, and graceful shutdown.
+// Everything a module contributes (verifiers, memberships, events, job handlers) is collected from
+// the one module list, src/modules/index.ts.
 import { join } from 'node:path';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
-import { buildApp, type BuiltApp, type Module } from './app.ts';
+import { buildApp, type BuiltApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
+import { modules as allModules } from './modules/index.ts';
 import { FileBlobStore } from './platform/blobs/store.ts';
 import { SecretBox, loadSecretKey } from './platform/crypto/secrets.ts';
 import { SigningKeys } from './platform/crypto/signing-keys.ts';
 import { createMailer } from './platform/mail/mailer.ts';
 import { openDatabase } from './platform/db/engine.ts';
 import { migrate } from './platform/db/migrate.ts';
+import { Events } from './platform/events/emit.ts';
 import { Auth } from './platform/http/auth.ts';
+import type { Module } from './platform/http/module.ts';
 import { JobWorker } from './platform/jobs/worker.ts';
-import { apiKeyVerifier } from './modules/api-keys/service.ts';
-import { memberRoles } from './modules/projects/store.ts';
-import { webhookDeliveryHandler } from './modules/webhooks/delivery.ts';
-import { personalAccessTokenVerifier } from './modules/users/service.ts';
 
 export interface Background {
   start(): void;
@@ -24,24 +25,18 @@ export interface Background {
 }
 
 /**
- * The background work every instance runs unless told otherwise: the outbox worker, with the handler
- * of every job topic. Instances on one PostgreSQL share the jobs (SKIP LOCKED leases).
+ * The background work every instance runs unless told otherwise: the outbox worker, with the job
+ * handlers of every module. Instances on one PostgreSQL share the jobs (SKIP LOCKED leases).
  */
-export function defaultWorkers(ctx: AppContext): Background[] {
-  const delivery = webhookDeliveryHandler(ctx);
+export function defaultWorkers(ctx: AppContext, modules: readonly Module[] = allModules): Background[] {
+  const handlers = modules.flatMap((m) => m.jobs?.(ctx) ?? []);
   const { pollMs, batchSize, concurrency, leaseMs } = ctx.config.jobs;
-  const jobs = new JobWorker(ctx.database, { handlers: [delivery], pollMs, batchSize, concurrency, leaseMs, log: ctx.log });
-  return [{
-    start: () => jobs.start(),
-    stop: async () => {
-      await jobs.stop();
-      delivery.close();
-    },
-  }];
+  const jobs = new JobWorker(ctx.database, { handlers, pollMs, batchSize, concurrency, leaseMs, log: ctx.log });
+  return [{ start: () => jobs.start(), stop: () => jobs.stop() }];
 }
 
 /** Opens the database and everything that stands on it; no HTTP yet. */
-export async function openContext(config: Config, log?: FastifyBaseLogger): Promise<AppContext> {
+export async function openContext(config: Config, log?: FastifyBaseLogger, modules: readonly Module[] = allModules): Promise<AppContext> {
   const logger = log ?? (pino({ level: config.logLevel }) as unknown as FastifyBaseLogger);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, backgroundPoolSize: config.jobs.poolSize });
   try {
@@ -51,10 +46,7 @@ export async function openContext(config: Config, log?: FastifyBaseLogger): Prom
     const keys = new SigningKeys(database.db, secrets);
     await keys.load();
     const auth = new Auth(config.authCacheMs);
-    auth.addVerifier(apiKeyVerifier(database.db));
-    auth.addVerifier(personalAccessTokenVerifier(database.db));
-    auth.setMembershipLookup((userId, projectId) => memberRoles(database.db, projectId, userId));
-    return {
+    const ctx: AppContext = {
       config,
       database,
       db: database.db,
@@ -62,9 +54,16 @@ export async function openContext(config: Config, log?: FastifyBaseLogger): Prom
       keys,
       blobs: new FileBlobStore(join(config.dataDir, 'blobs')),
       auth,
+      events: new Events(modules.flatMap((m) => m.events ?? [])),
       mail: createMailer(config.mail, database.db),
       log: logger,
     };
+    for (const consumer of modules.flatMap((m) => m.eventConsumers?.(ctx) ?? [])) ctx.events.addConsumer(consumer);
+    const membershipProviders = modules.filter((m) => m.memberships);
+    if (membershipProviders.length !== 1) throw new Error(`Exactly one module must provide memberships; found ${membershipProviders.length}`);
+    auth.setMemberships(membershipProviders[0]!.memberships!(database.db));
+    for (const verifier of modules.flatMap((m) => m.verifiers?.(ctx) ?? [])) auth.addVerifier(verifier);
+    return ctx;
   } catch (error) {
     await database.close();
     throw error;
@@ -77,18 +76,27 @@ export interface RunningService extends BuiltApp {
   close(): Promise<void>;
 }
 
+export interface ServiceOptions {
+  log?: FastifyBaseLogger;
+  /** Replaces the module list (tests of the module mechanism). */
+  modules?: readonly Module[];
+  /** Replaces the default background work (e.g. `() => []` to drive a worker by hand). */
+  workers?: (ctx: AppContext) => Background[];
+}
+
 /** Starts the HTTP server and background workers (`defaultWorkers` unless `workers` is given); `close()` drains requests, then the database. */
-export async function startService(config: Config, options: { log?: FastifyBaseLogger; modules?: Module[]; workers?: (ctx: AppContext) => Background[] } = {}): Promise<RunningService> {
-  const ctx = await openContext(config, options.log);
+export async function startService(config: Config, options: ServiceOptions = {}): Promise<RunningService> {
+  const modules = options.modules ?? allModules;
+  const ctx = await openContext(config, options.log, modules);
   let built: BuiltApp;
   try {
-    built = await buildApp(ctx, options.modules);
+    built = await buildApp(ctx, modules);
     await built.app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await ctx.database.close();
     throw error;
   }
-  const workers = (options.workers ?? defaultWorkers)(ctx);
+  const workers = options.workers ? options.workers(ctx) : defaultWorkers(ctx, modules);
   for (const worker of workers) worker.start();
   const address = built.app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

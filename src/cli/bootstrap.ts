@@ -5,10 +5,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig, type Config } from '../config.ts';
 import { openContext } from '../main.ts';
 import { createApiKey } from '../modules/api-keys/service.ts';
-import { createProject } from '../modules/projects/service.ts';
-import { findProjectByOwnerAndName } from '../modules/projects/store.ts';
-import { createUser, issuePersonalAccessToken, passwordMatches } from '../modules/users/service.ts';
-import { findUserByEmail } from '../modules/users/store.ts';
+import { createProject, findProjectByOwnerAndName } from '../modules/projects/service.ts';
+import { createUser, findUserByEmail, issuePersonalAccessToken, passwordMatches } from '../modules/users/service.ts';
 
 export interface BootstrapInput {
   email: string;

@@ -1,15 +1,13 @@
 // `atrium serve`: run until SIGTERM/SIGINT, then drain and exit.
-import { count } from 'drizzle-orm';
 import type { Config } from '../config.ts';
 import { startService } from '../main.ts';
-import { usersTable } from '../modules/users/store.ts';
+import { hasUsers } from '../modules/users/service.ts';
 
 export async function serve(config: Config): Promise<number> {
   const service = await startService(config);
   const { ctx } = service;
   ctx.log.info({ url: config.publicUrl, database: ctx.database.engine, dataDir: ctx.database.engine === 'pglite' ? config.dataDir : undefined }, 'Atrium is listening');
-  const [users] = await ctx.db.select({ n: count() }).from(usersTable);
-  if (Number(users?.n ?? 0) === 0) {
+  if (!(await hasUsers(ctx.db))) {
     const embedded = ctx.database.engine === 'pglite';
     process.stderr.write(
       `\nNo users yet. Create the first admin, a project and an API key with:\n\n` +

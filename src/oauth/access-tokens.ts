@@ -7,9 +7,10 @@ import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload
 import type { AppContext } from '../context.ts';
 import { isUuid } from '../platform/crypto/credentials.ts';
 import type { CredentialVerifier, Principal } from '../platform/http/auth.ts';
-import { findOAuthClient } from '../modules/oauth-clients/store.ts';
-import { findUserById } from '../modules/users/store.ts';
+import { findOAuthClient } from '../modules/oauth-clients/service.ts';
+import { findUserById } from '../modules/users/service.ts';
 import { isFirstParty } from './first-party.ts';
+import { oauthIssuer } from './provider.ts';
 import { expandScopes } from './scopes.ts';
 import { grantIsLive } from './store.ts';
 
@@ -23,7 +24,8 @@ export interface AtriumAccessTokenClaims extends JWTPayload {
   grant_id?: string;
 }
 
-export function accessTokenVerifier(ctx: AppContext, issuer: string, audience: string): CredentialVerifier {
+export function accessTokenVerifier(ctx: AppContext): CredentialVerifier {
+  const { issuer, apiAudience: audience } = oauthIssuer(ctx.config);
   return {
     kind: 'oauth',
     // A compact JWS whose header is JSON ("eyJ"); API keys and personal tokens look nothing like it.

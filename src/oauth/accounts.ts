@@ -6,8 +6,7 @@ import { createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from 
 import { hash, verify } from '@node-rs/argon2';
 import type { AppContext } from '../context.ts';
 import { hashSecret, secretMatches } from '../platform/crypto/secrets.ts';
-import { createUser, hashPassword } from '../modules/users/service.ts';
-import { findUserByEmail, findUserById, updateUser, type UserRow } from '../modules/users/store.ts';
+import { createUser, findUserByEmail, findUserById, hashPassword, updateUser, type UserRow } from '../modules/users/service.ts';
 import type { Mail } from '../platform/mail/mailer.ts';
 import * as store from './store.ts';
 

@@ -9,7 +9,7 @@
 import { LRUCache } from 'lru-cache';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Db } from '../platform/db/engine.ts';
-import { findOAuthClient } from '../modules/oauth-clients/store.ts';
+import { findOAuthClient } from '../modules/oauth-clients/service.ts';
 import { clientMetadata } from './clients.ts';
 import * as store from './store.ts';
 

@@ -3,7 +3,7 @@
 import type { ClientMetadata, ClientStatic } from 'oidc-provider';
 import type { Db } from '../platform/db/engine.ts';
 import { secretMatches } from '../platform/crypto/secrets.ts';
-import { findOAuthClient, type OAuthClientRow } from '../modules/oauth-clients/store.ts';
+import { findOAuthClient, type OAuthClientRow } from '../modules/oauth-clients/service.ts';
 import { DEVICE_CODE_GRANT, FIRST_PARTY_CLIENTS } from './first-party.ts';
 import { ALL_SCOPES } from './scopes.ts';
 

@@ -3,7 +3,7 @@
 import Provider, { errors, interactionPolicy, type Account, type Client, type KoaContextWithOIDC } from 'oidc-provider';
 import type { AppContext } from '../context.ts';
 import { isUuid } from '../platform/crypto/credentials.ts';
-import { findUserById } from '../modules/users/store.ts';
+import { findUserById } from '../modules/users/service.ts';
 import { adapterClass } from './adapter.ts';
 import { PROJECT_PROPERTY, clientBranding, useHashedSecrets } from './clients.ts';
 import { FIRST_PARTY_CLIENTS } from './first-party.ts';
@@ -74,9 +74,13 @@ export interface OAuthServer {
   apiAudience: string;
 }
 
+/** The issuer is the public URL; access tokens for the Atrium API name it as their audience too. */
+export function oauthIssuer(config: Pick<AppContext['config'], 'publicUrl'>): { issuer: string; apiAudience: string } {
+  return { issuer: config.publicUrl, apiAudience: config.publicUrl };
+}
+
 export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise<OAuthServer> {
-  const issuer = ctx.config.publicUrl;
-  const apiAudience = issuer;
+  const { issuer, apiAudience } = oauthIssuer(ctx.config);
   const secure = issuer.startsWith('https:');
   const cookiePrefix = secure ? '__Secure-' : '';
   const clientScopes = (client: Client) => new Set((client.scope ?? '').split(' ').filter(Boolean));

@@ -6,13 +6,12 @@ import formbody from '@fastify/formbody';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors, type Interaction } from 'oidc-provider';
 import { Type } from 'typebox';
-import type { Api } from '../app.ts';
+import type { Api } from '../platform/http/module.ts';
 import type { AppContext } from '../context.ts';
 import { forbidden, notFound } from '../platform/http/errors.ts';
 import { Uuid } from '../platform/http/schemas.ts';
 import { findOutboxMail, listOutbox } from '../platform/mail/mailer.ts';
-import { findUserById } from '../modules/users/store.ts';
-import { accessTokenVerifier } from './access-tokens.ts';
+import { findUserById } from '../modules/users/service.ts';
 import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, createSigninService, normaliseEmail } from './accounts.ts';
 import { ATRIUM_LOGO_SVG, SIGNIN_CSS } from './assets.ts';
 import { clientBranding, type Branding } from './clients.ts';
@@ -69,10 +68,9 @@ const publicPage = { auth: { permission: 'public' as const } };
 const INVALID_EMAIL = 'Enter a valid email address.';
 const tags = ['Sign-in pages'];
 
-export default async function oauthRoutes(app: Api, ctx: AppContext): Promise<void> {
+export async function oauthRoutes(app: Api, ctx: AppContext): Promise<void> {
   const keys = deriveSigninKeys(ctx.config);
-  const { provider, issuer, apiAudience } = await createProvider(ctx, keys);
-  ctx.auth.addVerifier(accessTokenVerifier(ctx, issuer, apiAudience));
+  const { provider, issuer } = await createProvider(ctx, keys);
   const signin = createSigninService(ctx, keys.codes);
   const upstream = new UpstreamProviders(ctx);
   const limiter = new AttemptLimiter(ctx.config.signin.limits);

@@ -2,9 +2,9 @@
 // upstream identities. Provider models are global (not per project): a grant belongs to a user and a
 // client, and the client carries the project.
 import { and, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
-import { integer, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { bytea, timestamptz } from '../platform/db/columns.ts';
 import type { Db } from '../platform/db/engine.ts';
-import { bytea } from '../modules/users/store.ts';
 
 export const providerModelsTable = pgTable('oauth_provider_models', {
   model: text('model').notNull(),
@@ -14,8 +14,8 @@ export const providerModelsTable = pgTable('oauth_provider_models', {
   accountId: text('account_id'),
   uid: text('uid'),
   userCode: text('user_code'),
-  expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }),
-  consumedAt: timestamp('consumed_at', { withTimezone: true, mode: 'date' }),
+  expiresAt: timestamptz('expires_at'),
+  consumedAt: timestamptz('consumed_at'),
 }, (t) => [primaryKey({ columns: [t.model, t.id] })]);
 
 export type ProviderModelRow = typeof providerModelsTable.$inferInsert;
@@ -106,9 +106,9 @@ export const emailTokensTable = pgTable('auth_email_tokens', {
   flow: text('flow').notNull(),
   passwordHash: text('password_hash'),
   attempts: integer('attempts').notNull().default(0),
-  expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
-  usedAt: timestamp('used_at', { withTimezone: true, mode: 'date' }),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  expiresAt: timestamptz('expires_at').notNull(),
+  usedAt: timestamptz('used_at'),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
 });
 
 export type EmailTokenPurpose = 'confirm' | 'reset' | 'code';
@@ -172,7 +172,7 @@ export const userIdentitiesTable = pgTable('user_identities', {
   subject: text('subject').notNull(),
   userId: uuid('user_id').notNull(),
   email: text('email'),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
 }, (t) => [primaryKey({ columns: [t.provider, t.subject] })]);
 
 export async function findIdentity(db: Db, provider: string, subject: string): Promise<{ userId: string } | undefined> {

@@ -5,8 +5,7 @@
 import * as oidc from 'openid-client';
 import type { AppContext } from '../context.ts';
 import type { UpstreamProvider } from '../config.ts';
-import { createUser } from '../modules/users/service.ts';
-import { findUserByEmail, findUserById, updateUser, type UserRow } from '../modules/users/store.ts';
+import { createUser, findUserByEmail, findUserById, updateUser, type UserRow } from '../modules/users/service.ts';
 import { findIdentity, linkIdentity } from './store.ts';
 
 export const UPSTREAM_COOKIE_PATH = '/signin/upstream';

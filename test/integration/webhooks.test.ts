@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
-import { webhookEventsTable } from '../../src/modules/webhooks/store.ts';
+import { eventsTable } from '../../src/platform/events/store.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, type Tenant } from '../support/service.ts';
 import { startReceiver, startWebhookService, verifyDelivery, type Receiver, type Received, type WebhookTestService } from '../support/webhooks.ts';
 
@@ -132,7 +132,7 @@ forEachEngine('webhooks', (engine) => {
     // Unsigned when no secret was asked for.
     assert.equal(mine[0]!.headers['service-signature'], undefined);
     // Events nobody subscribed to leave no rows behind.
-    const eventsOf = async (projectId: string) => (await service.ctx.db.select().from(webhookEventsTable).where(eq(webhookEventsTable.projectId, projectId))).map((e) => e.type);
+    const eventsOf = async (projectId: string) => (await service.ctx.db.select().from(eventsTable).where(eq(eventsTable.projectId, projectId))).map((e) => e.type);
     assert.deepEqual(await eventsOf(other.projectId), ['room.ended']);
     const quiet = await createTenant(service, 'webhooks-none');
     assert.equal((await call(service, 'POST', `/accounts/projects/${quiet.projectId}/sessions`, { token: quiet.apiKey, json: { room_name: 'r2' } })).status, 201);

@@ -1,6 +1,6 @@
 // Managed agents: create, fetch by name, update and delete by id, connect.
 import { Type } from 'typebox';
-import type { Api } from '../../app.ts';
+import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
 import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';
@@ -10,7 +10,7 @@ const ByName = Type.Object({ project_id: Uuid, agent_name: schema.AgentName });
 const ById = Type.Object({ project_id: Uuid, agent_id: Uuid });
 const tags = ['Managed agents'];
 
-export default function agentRoutes(app: Api, ctx: AppContext): void {
+export function agentRoutes(app: Api, ctx: AppContext): void {
   app.post('/accounts/projects/:project_id/agents', {
     config: { auth: { permission: 'agent_creator' } },
     schema: { tags, summary: 'Create a managed agent', params: ProjectParams, body: schema.AgentCreate, response: { 201: schema.Agent, 200: schema.Agent } },

@@ -1,6 +1,7 @@
 // Managed agents of a project. Every query is keyed by the project id.
 import { and, eq } from 'drizzle-orm';
-import { jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
 
 export const agentsTable = pgTable('managed_agents', {
@@ -9,8 +10,8 @@ export const agentsTable = pgTable('managed_agents', {
   name: text('name').notNull(),
   configuration: jsonb('configuration').$type<Record<string, unknown>>().notNull(),
   permissions: jsonb('permissions').$type<Record<string, unknown>>().notNull().default({}),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
+  updatedAt: timestamptz('updated_at').notNull().defaultNow(),
 });
 
 export type AgentRow = typeof agentsTable.$inferSelect;

@@ -1,6 +1,6 @@
 // Project API keys: create (value shown once), list (never values), revoke.
 import { Type } from 'typebox';
-import type { Api } from '../../app.ts';
+import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
 import { Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';
@@ -8,7 +8,7 @@ import * as service from './service.ts';
 
 const tags = ['API keys'];
 
-export default function apiKeyRoutes(app: Api, ctx: AppContext): void {
+export function apiKeyRoutes(app: Api, ctx: AppContext): void {
   app.post('/accounts/projects/:project_id/api-keys', {
     config: { auth: { permission: 'admin' } },
     schema: { tags, summary: 'Create an API key; the response carries its value, once', params: ProjectParams, body: schema.ApiKeyCreate, response: { 201: schema.ApiKeyCreated } },

@@ -1,9 +1,9 @@
 // Project API keys. Values are never stored: a SHA-256 of the secret for verification, and the
 // secret encrypted for checking participant tokens applications sign with it.
 import { and, asc, eq } from 'drizzle-orm';
-import { pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { bytea, timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import { bytea } from '../users/store.ts';
 
 export const apiKeysTable = pgTable('api_keys', {
   id: uuid('id').primaryKey(),
@@ -14,7 +14,7 @@ export const apiKeysTable = pgTable('api_keys', {
   secretHash: bytea('secret_hash').notNull(),
   secretEncrypted: text('secret_encrypted').notNull(),
   createdBy: uuid('created_by'),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
 });
 
 export type ApiKeyRow = typeof apiKeysTable.$inferSelect;

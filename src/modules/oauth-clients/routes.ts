@@ -1,5 +1,5 @@
 // Project OAuth clients: create (secret shown once), list, fetch, update (metadata merges), delete.
-import type { Api } from '../../app.ts';
+import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';
@@ -8,7 +8,7 @@ import * as service from './service.ts';
 const tags = ['OAuth clients'];
 const clients = '/accounts/projects/:project_id/oauth/clients';
 
-export default function oauthClientRoutes(app: Api, ctx: AppContext): void {
+export function oauthClientRoutes(app: Api, ctx: AppContext): void {
   app.post(clients, {
     config: { auth: { permission: 'oauth_client_creator' } },
     schema: {

@@ -8,6 +8,9 @@ import { badRequest, notFound } from '../../platform/http/errors.ts';
 import { CLIENT_SCOPES, MAX_METADATA_ENTRIES, THEMES, type GrantType, type ResponseType } from './schema.ts';
 import * as store from './store.ts';
 
+// The authorization server (src/oauth) looks clients up by their public client id.
+export { findOAuthClient, type OAuthClientRow } from './store.ts';
+
 export const DEFAULT_THEME = 'auto';
 
 export function clientView(row: store.OAuthClientRow, secret = '') {

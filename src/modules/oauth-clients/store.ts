@@ -1,10 +1,10 @@
 // OAuth clients. Management queries are keyed by project; the authorization server looks a client
 // up by its globally unique client_id alone (findOAuthClient).
 import { and, asc, count, eq, ilike, or } from 'drizzle-orm';
-import { boolean, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { boolean, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { bytea, timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { likeContains } from '../../platform/http/schemas.ts';
-import { bytea } from '../users/store.ts';
 
 export const oauthClientsTable = pgTable('oauth_clients', {
   clientId: text('client_id').primaryKey(),
@@ -17,8 +17,8 @@ export const oauthClientsTable = pgTable('oauth_clients', {
   scope: text('scope').notNull(),
   metadata: jsonb('metadata').$type<Record<string, string>>().notNull().default({}),
   official: boolean('official').notNull().default(false),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
+  updatedAt: timestamptz('updated_at').notNull().defaultNow(),
 });
 
 export type OAuthClientRow = typeof oauthClientsTable.$inferSelect;

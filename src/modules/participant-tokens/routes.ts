@@ -1,6 +1,6 @@
 // Minting participant tokens for a project, and validating them for room servers.
 import { Type } from 'typebox';
-import type { Api } from '../../app.ts';
+import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
 import { ProjectParams } from '../../platform/http/schemas.ts';
 import { issueParticipantToken, validateParticipantToken } from './service.ts';
@@ -29,7 +29,7 @@ const Claims = Type.Object({
   iss: Type.Optional(Type.String()),
 }, { additionalProperties: true });
 
-export default function participantTokenRoutes(app: Api, ctx: AppContext): void {
+export function participantTokenRoutes(app: Api, ctx: AppContext): void {
   app.post('/accounts/projects/:project_id/participant-tokens', {
     config: { auth: { permission: 'developer' } },
     schema: { tags, summary: 'Mint a participant token for this project', params: ProjectParams, body: TokenCreate, response: { 200: Type.Object({ token: Type.String() }) } },

@@ -1,6 +1,6 @@
 // Projects, their settings, status, the caller's role, and project users.
 import { Type } from 'typebox';
-import type { Api } from '../../app.ts';
+import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
 import { JsonObject, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';
@@ -9,7 +9,7 @@ import * as service from './service.ts';
 const MemberParams = Type.Object({ project_id: Uuid, user_id: Uuid });
 const tags = ['Projects'];
 
-export default function projectRoutes(app: Api, ctx: AppContext): void {
+export function projectRoutes(app: Api, ctx: AppContext): void {
   app.post('/accounts/projects', {
     config: { auth: { permission: 'authenticated', credentials: ['user'] } },
     schema: { tags, summary: 'Create a project; the caller becomes its admin', body: schema.ProjectCreate, response: { 201: schema.Project } },

@@ -1,12 +1,15 @@
 // Rules for projects and their members.
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
-import type { Principal } from '../../platform/http/auth.ts';
+import type { Memberships, Principal } from '../../platform/http/auth.ts';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import { applyLegacyFlags, effectiveRoles, isRole, legacyFlagsOf, primaryRole, type LegacyFlags, type Role } from '../../platform/http/roles.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import { findUserById } from '../users/store.ts';
+import { findUserById } from '../users/service.ts';
 import * as store from './store.ts';
+
+// `atrium bootstrap` finds the project it made before by owner and name.
+export { findProjectByOwnerAndName } from './store.ts';
 
 export function projectView(project: store.ProjectRow) {
   return {
@@ -17,6 +20,14 @@ export function projectView(project: store.ProjectRow) {
     settings: project.settings,
     enabled: project.enabled,
     created_at: project.createdAt.toISOString(),
+  };
+}
+
+/** Membership lookups for the platform's auth hook and for other modules' rules. */
+export function memberships(db: Db): Memberships {
+  return {
+    rolesOf: (userId, projectId) => store.memberRoles(db, projectId, userId),
+    sharesProjectWithRole: (viewerId, userId, roles) => store.sharesProjectWithRole(db, viewerId, userId, roles),
   };
 }
 

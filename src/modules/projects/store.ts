@@ -1,9 +1,10 @@
 // Projects and their members.
 import { and, arrayOverlaps, asc, count, eq, ilike, or, sql } from 'drizzle-orm';
-import { alias, boolean, jsonb, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { alias, boolean, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
+import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { likeContains } from '../../platform/http/schemas.ts';
-import { usersTable } from '../users/store.ts';
+import { usersTable } from '../users/tables.ts';
 
 export const projectsTable = pgTable('projects', {
   id: uuid('id').primaryKey(),
@@ -11,14 +12,14 @@ export const projectsTable = pgTable('projects', {
   ownerUserId: uuid('owner_user_id'),
   settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
   enabled: boolean('enabled').notNull().default(true),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
 });
 
 export const projectMembersTable = pgTable('project_members', {
   projectId: uuid('project_id').notNull(),
   userId: uuid('user_id').notNull(),
   roles: text('roles').array().notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
 }, (t) => [primaryKey({ columns: [t.projectId, t.userId] })]);
 
 export type ProjectRow = typeof projectsTable.$inferSelect;
@@ -105,11 +106,11 @@ export async function listMembers(db: Db, projectId: string, page: { count: numb
 }
 
 /** Whether `userId` is a member of some project where `viewerId` holds one of `roles`. */
-export async function sharesProjectWithRole(db: Db, viewerId: string, userId: string, roles: string[]): Promise<boolean> {
+export async function sharesProjectWithRole(db: Db, viewerId: string, userId: string, roles: readonly string[]): Promise<boolean> {
   const viewer = alias(projectMembersTable, 'viewer');
   const rows = await db.select({ projectId: viewer.projectId }).from(viewer)
     .innerJoin(projectMembersTable, eq(projectMembersTable.projectId, viewer.projectId))
-    .where(and(eq(viewer.userId, viewerId), eq(projectMembersTable.userId, userId), arrayOverlaps(viewer.roles, roles)))
+    .where(and(eq(viewer.userId, viewerId), eq(projectMembersTable.userId, userId), arrayOverlaps(viewer.roles, [...roles])))
     .limit(1);
   return rows.length > 0;
 }

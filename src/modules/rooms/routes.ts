@@ -1,6 +1,6 @@
 // Rooms: create, list, fetch by name, update and delete by id, and connect.
 import { Type } from 'typebox';
-import type { Api } from '../../app.ts';
+import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
 import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';
@@ -10,7 +10,7 @@ const ByName = Type.Object({ project_id: Uuid, room_name: schema.RoomName });
 const ById = Type.Object({ project_id: Uuid, room_id: Uuid });
 const tags = ['Rooms'];
 
-export default function roomRoutes(app: Api, ctx: AppContext): void {
+export function roomRoutes(app: Api, ctx: AppContext): void {
   app.post('/accounts/projects/:project_id/rooms', {
     config: { auth: { permission: 'room_creator' } },
     schema: {

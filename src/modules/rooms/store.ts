@@ -1,6 +1,7 @@
 // Rooms of a project. Every query is keyed by the project id.
 import { and, asc, count, eq, sql } from 'drizzle-orm';
-import { jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
 
 export const roomsTable = pgTable('rooms', {
@@ -10,8 +11,8 @@ export const roomsTable = pgTable('rooms', {
   metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
   annotations: jsonb('annotations').$type<Record<string, string>>().notNull().default({}),
   permissions: jsonb('permissions').$type<Record<string, Record<string, unknown>>>().notNull().default({}),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
+  updatedAt: timestamptz('updated_at').notNull().defaultNow(),
 });
 
 export type RoomRow = typeof roomsTable.$inferSelect;

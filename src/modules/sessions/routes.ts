@@ -1,7 +1,7 @@
 // Session reports from room servers: start and end. Room servers authenticate with a project API key
 // (or a developer's token); the session read API builds on the same records.
 import { Type } from 'typebox';
-import type { Api } from '../../app.ts';
+import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
 import { ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';
@@ -10,7 +10,7 @@ import * as service from './service.ts';
 const tags = ['Sessions'];
 const BySession = Type.Object({ project_id: Uuid, session_id: Uuid });
 
-export default function sessionRoutes(app: Api, ctx: AppContext): void {
+export function sessionRoutes(app: Api, ctx: AppContext): void {
   app.post('/accounts/projects/:project_id/sessions', {
     config: { auth: { permission: 'developer' } },
     schema: {

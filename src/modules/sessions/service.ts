@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import { conflict, notFound } from '../../platform/http/errors.ts';
 import { roomUrl } from '../rooms/service.ts';
-import { emitEvent, emitEventWithCause } from '../webhooks/events.ts';
+import { roomEnded, roomStarted } from './events.ts';
 import * as store from './store.ts';
 
 export function sessionView(row: store.SessionRow) {
@@ -28,10 +28,10 @@ export async function startSession(ctx: AppContext, projectId: string, input: { 
   // One statement writes the session and its room.started event (atomic without a transaction);
   // the event is written only when the session was.
   const insert = store.insertSessionSql({ id, projectId, roomName: input.room_name, participants: input.participants ?? {} });
-  const { row } = await emitEventWithCause<'room.started', { session: unknown }>(
-    ctx.db, projectId, 'room.started',
+  const { row } = await ctx.events.emitWithCause(
+    ctx.db, projectId, roomStarted,
     { room_name: input.room_name, room_url: roomUrl(ctx, input.room_name), session_id: id },
-    { ctes: insert.ctes, happened: insert.inserted, result: insert.result },
+    insert,
   );
   const inserted = store.sessionFromJson(row.session);
   if (inserted) return { session: sessionView(inserted), created: true };
@@ -48,7 +48,7 @@ export async function endSession(ctx: AppContext, projectId: string, sessionId: 
       if (!existing) throw notFound('Session');
       return sessionView(existing);
     }
-    await emitEvent(tx, projectId, 'room.ended', { room_name: ended.roomName, room_url: roomUrl(ctx, ended.roomName), session_id: ended.id });
+    await ctx.events.emit(tx, projectId, roomEnded, { room_name: ended.roomName, room_url: roomUrl(ctx, ended.roomName), session_id: ended.id });
     return sessionView(ended);
   });
 }

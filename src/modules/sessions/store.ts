@@ -1,6 +1,7 @@
 // Room sessions as reported by room servers. Every query is keyed by the project id.
 import { and, eq, isNull, sql } from 'drizzle-orm';
-import { jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
 
 export const roomSessionsTable = pgTable('room_sessions', {
@@ -8,8 +9,8 @@ export const roomSessionsTable = pgTable('room_sessions', {
   projectId: uuid('project_id').notNull(),
   roomId: uuid('room_id'),
   roomName: text('room_name').notNull(),
-  startedAt: timestamp('started_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-  endedAt: timestamp('ended_at', { withTimezone: true, mode: 'date' }),
+  startedAt: timestamptz('started_at').notNull().defaultNow(),
+  endedAt: timestamptz('ended_at'),
   participants: jsonb('participants').$type<Record<string, number>>().notNull().default({}),
 });
 
@@ -18,7 +19,7 @@ export type SessionRow = typeof roomSessionsTable.$inferSelect;
 /**
  * Inserting a session (unless the id exists, in any project), as WITH items for the statement that
  * also emits its event: the session points at the project's registered room of that name, if any.
- * The CTE `session` holds the inserted row (none when the id exists); `inserted` says whether there is one;
+ * The CTE `session` holds the inserted row (none when the id exists); `happened` says whether there is one;
  * `result` returns it as JSON in a column `session` (read it with sessionFromJson).
  */
 export function insertSessionSql(row: { id: string; projectId: string; roomName: string; participants: Record<string, number> }) {
@@ -31,7 +32,7 @@ export function insertSessionSql(row: { id: string; projectId: string; roomName:
       on conflict (id) do nothing
       returning id, room_id, room_name, started_at, ended_at, participants, project_id
     )`,
-    inserted: sql`exists (select 1 from session)`,
+    happened: sql`exists (select 1 from session)`,
     result: sql`(select row_to_json(s) from session s) as session`,
   };
 }

@@ -2,7 +2,7 @@
 // Uploads and deletes emit storage.file.updated / storage.file.deleted webhook events.
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
-import type { Api } from '../../app.ts';
+import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
 import { ProjectParams } from '../../platform/http/schemas.ts';
 import { MAX_PATH_LENGTH } from './paths.ts';
@@ -25,7 +25,7 @@ const FolderQuery = Type.Object({ path: Type.Optional(Type.String({ maxLength: M
 const tags = ['Project storage'];
 const PathQuery = Type.Object({ path: Type.String({ minLength: 1, maxLength: MAX_PATH_LENGTH, description: 'Relative file path, e.g. `docs/readme.md`' }) });
 
-export default function storageRoutes(app: Api, ctx: AppContext): void {
+export function storageRoutes(app: Api, ctx: AppContext): void {
   // Upload bodies are streamed to the blob store as they arrive, whatever their content type (also
   // application/json and text/plain, which would otherwise be parsed, and capped at the JSON limit).
   app.removeAllContentTypeParsers();

@@ -12,7 +12,7 @@ import type { AppContext } from '../../context.ts';
 import { BlobConflictError, BlobTooLargeError } from '../../platform/blobs/store.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import { ApiError, conflict, notFound } from '../../platform/http/errors.ts';
-import { emitEvent } from '../webhooks/events.ts';
+import { fileDeleted, fileUpdated } from './events.ts';
 import { normaliseStoragePath } from './paths.ts';
 
 const projectRoot = (projectId: string) => `projects/${projectId}`;
@@ -49,7 +49,7 @@ export async function uploadFile(ctx: AppContext, projectId: string, rawPath: st
     throw error;
   }
   // One statement (event, deliveries, jobs): atomic without a transaction's extra round trips.
-  await emitEvent(ctx.db, projectId, 'storage.file.updated', { path, participant_id: participantId });
+  await ctx.events.emit(ctx.db, projectId, fileUpdated, { path, participant_id: participantId });
   return { path, size };
 }
 
@@ -65,7 +65,7 @@ export async function deleteFile(ctx: AppContext, projectId: string, rawPath: st
   const path = normaliseStoragePath(rawPath);
   if (!(await ctx.blobs.delete(blobKey(projectId, path)))) throw notFound('File');
   // One statement (event, deliveries, jobs): atomic without a transaction's extra round trips.
-  await emitEvent(ctx.db, projectId, 'storage.file.deleted', { path, participant_id: participantId });
+  await ctx.events.emit(ctx.db, projectId, fileDeleted, { path, participant_id: participantId });
   return { path };
 }
 

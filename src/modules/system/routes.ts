@@ -1,13 +1,13 @@
 // Operational endpoints: liveness, readiness, metrics, the OpenAPI document and public keys.
 import { Type } from 'typebox';
-import type { Api } from '../../app.ts';
+import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
 import { registry } from '../../platform/http/metrics.ts';
 
 const publicRoute = { auth: { permission: 'public' as const } };
 const Jwks = Type.Object({ keys: Type.Array(Type.Record(Type.String(), Type.Unknown())) });
 
-export default function systemRoutes(app: Api, ctx: AppContext): void {
+export function systemRoutes(app: Api, ctx: AppContext): void {
   app.get('/healthz', {
     config: publicRoute,
     schema: { tags: ['System'], summary: 'Liveness', response: { 200: Type.Object({ ok: Type.Boolean() }) } },

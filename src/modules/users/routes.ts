@@ -1,14 +1,14 @@
 // User profiles: `GET|PUT /accounts/profiles/{user_id}`, with `me` for the caller.
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
-import type { Api } from '../../app.ts';
+import type { Api } from '../../platform/http/module.ts';
 import { Ok, OK } from '../../platform/http/schemas.ts';
 import { Profile, ProfileUpdate, profileOf } from './schema.ts';
 import { readableProfile, updateOwnProfile } from './service.ts';
 
 const Params = Type.Object({ user_id: Type.String({ maxLength: 64, description: 'A user id, or `me`' }) });
 
-export default function userRoutes(app: Api, ctx: AppContext): void {
+export function userRoutes(app: Api, ctx: AppContext): void {
   app.get('/accounts/profiles/:user_id', {
     config: { auth: { permission: 'authenticated', credentials: ['api_key', 'user', 'oauth'], oauthScope: 'profile:read' } },
     schema: { tags: ['Profiles'], summary: 'Fetch a user profile (`me` for the caller)', params: Params, response: { 200: Profile } },

@@ -7,8 +7,10 @@ import { badRequest, conflict, forbidden, notFound } from '../../platform/http/e
 import { newPersonalAccessToken, parsePersonalAccessToken, isUuid } from '../../platform/crypto/credentials.ts';
 import { hashSecret, secretMatches } from '../../platform/crypto/secrets.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import { memberRoles, sharesProjectWithRole } from '../projects/store.ts';
 import * as store from './store.ts';
+
+// Reads and writes other modules (the OAuth server's sign-in, projects) may use; rules stay here.
+export { findUserByEmail, findUserById, updateUser, type UserRow } from './store.ts';
 
 export const PASSWORD_MIN_LENGTH = 8;
 
@@ -73,8 +75,8 @@ export async function readableProfile(ctx: AppContext, principal: Principal, use
   const isSelf = principal.userId === userId;
   if (!isSelf) {
     const allowed = principal.kind === 'api_key'
-      ? (await memberRoles(ctx.db, principal.projectId!, userId)) !== undefined
-      : principal.kind === 'user' && (await sharesProjectWithRole(ctx.db, principal.userId!, userId, ['admin', 'developer']));
+      ? (await ctx.auth.memberships.rolesOf(userId, principal.projectId!)) !== undefined
+      : principal.kind === 'user' && (await ctx.auth.memberships.sharesProjectWithRole(principal.userId!, userId, ['admin', 'developer']));
     if (!allowed) throw notFound('User');
   }
   const user = await store.findUserById(ctx.db, userId);
@@ -100,4 +102,9 @@ function resolveUserId(principal: Principal, userIdParam: string): string {
   }
   if (!isUuid(userIdParam)) throw notFound('User');
   return userIdParam;
+}
+
+/** Whether any account exists yet (an empty database offers the first-run setup). */
+export async function hasUsers(db: Db): Promise<boolean> {
+  return store.anyUser(db);
 }

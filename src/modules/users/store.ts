@@ -1,32 +1,7 @@
 // Users and their personal access tokens.
 import { and, eq, gt, isNull, or, sql } from 'drizzle-orm';
-import { customType, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import type { Db } from '../../platform/db/engine.ts';
-
-export const bytea = customType<{ data: Buffer; driverData: Buffer | Uint8Array }>({
-  dataType: () => 'bytea',
-  fromDriver: (value) => Buffer.from(value),
-});
-
-export const usersTable = pgTable('users', {
-  id: uuid('id').primaryKey(),
-  email: text('email').notNull(),
-  firstName: text('first_name').notNull().default(''),
-  lastName: text('last_name').notNull().default(''),
-  passwordHash: text('password_hash'),
-  emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true, mode: 'date' }),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-});
-
-export const personalAccessTokensTable = pgTable('personal_access_tokens', {
-  id: uuid('id').primaryKey(),
-  userId: uuid('user_id').notNull(),
-  name: text('name').notNull(),
-  secretHash: bytea('secret_hash').notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-  expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }),
-});
+import { personalAccessTokensTable, usersTable } from './tables.ts';
 
 export type UserRow = typeof usersTable.$inferSelect;
 
@@ -38,6 +13,11 @@ export async function findUserById(db: Db, id: string): Promise<UserRow | undefi
 export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
   const [row] = await db.select().from(usersTable).where(sql`lower(${usersTable.email}) = lower(${email})`);
   return row;
+}
+
+export async function anyUser(db: Db): Promise<boolean> {
+  const rows = await db.select({ id: usersTable.id }).from(usersTable).limit(1);
+  return rows.length > 0;
 }
 
 export async function insertUser(db: Db, user: typeof usersTable.$inferInsert): Promise<UserRow> {

@@ -12,13 +12,14 @@
 // stays the same across retries, so receivers de-duplicate on it.
 import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../../context.ts';
+import type { EventRow } from '../../platform/events/store.ts';
 import { OutboundClient, retryAfterMs, type OutboundResponse } from '../../platform/http/outbound.ts';
 import type { ClaimedJob } from '../../platform/jobs/outbox.ts';
 import { systemClock, type Clock, type JobContext, type JobHandler, type JobResult } from '../../platform/jobs/worker.ts';
 import { FULL_SCOPE, issueParticipantToken } from '../participant-tokens/service.ts';
 import { roomUrl } from '../rooms/service.ts';
 import { pythonJson, signatureHeader } from './body.ts';
-import { DELIVER_TOPIC } from './events.ts';
+import { DELIVER_TOPIC } from './fanout.ts';
 import * as store from './store.ts';
 
 export const USER_AGENT = 'Atrium-Webhooks/1';
@@ -39,7 +40,7 @@ export interface DeliveryHandler extends JobHandler {
 }
 
 /** The body of one delivery (exact bytes): the event envelope, or the room.call handoff. */
-export async function deliveryBody(ctx: AppContext, webhook: store.WebhookRow, event: store.EventRow): Promise<Buffer> {
+export async function deliveryBody(ctx: AppContext, webhook: store.WebhookRow, event: EventRow): Promise<Buffer> {
   let envelope: Record<string, unknown>;
   if (webhook.action === 'call') {
     const roomName = String(event.data.room_name);

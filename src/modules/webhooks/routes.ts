@@ -1,7 +1,7 @@
 // Webhook management: create, list, update, delete, rotate the signing secret, delivery history and
 // redelivery. Developers and admins of the project may use them.
 import { Type } from 'typebox';
-import type { Api } from '../../app.ts';
+import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
 import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';
@@ -12,7 +12,7 @@ const ByDelivery = Type.Object({ project_id: Uuid, webhook_id: Uuid, delivery_id
 const tags = ['Webhooks'];
 const auth = { permission: 'developer' as const };
 
-export default function webhookRoutes(app: Api, ctx: AppContext): void {
+export function webhookRoutes(app: Api, ctx: AppContext): void {
   app.post('/accounts/projects/:project_id/webhooks', {
     config: { auth },
     schema: {

@@ -7,7 +7,8 @@ import { randomSecret } from '../../platform/crypto/secrets.ts';
 import { ApiError, badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import { checkTargetUrl } from '../../platform/http/outbound.ts';
 import { enqueue } from '../../platform/jobs/outbox.ts';
-import { ALL_EVENTS, DELIVER_TOPIC, EVENT_TYPES, ROOM_EVENT_TYPES } from './events.ts';
+import { ALL_EVENTS } from '../../platform/events/catalogue.ts';
+import { DELIVER_TOPIC } from './fanout.ts';
 import { MAX_PAYLOAD_TEXT, MIN_SECRET_LENGTH } from './schema.ts';
 import * as store from './store.ts';
 
@@ -48,11 +49,11 @@ export interface WebhookInput {
   enabled?: boolean | undefined;
 }
 
-function normaliseEvents(events: string[]): string[] {
-  const known = new Set<string>([...EVENT_TYPES, ALL_EVENTS]);
-  const unknown = events.filter((e) => !known.has(e));
+function normaliseEvents(ctx: AppContext, events: string[]): string[] {
+  const unknown = events.filter((e) => e !== ALL_EVENTS && !ctx.events.definition(e));
   if (unknown.length > 0) {
-    throw badRequest(`Unknown event type ${JSON.stringify(unknown[0])}; known types: ${[...EVENT_TYPES, ALL_EVENTS].join(', ')}`, 'unknown_event');
+    const known = [...ctx.events.definitions.map((d) => d.type), ALL_EVENTS];
+    throw badRequest(`Unknown event type ${JSON.stringify(unknown[0])}; known types: ${known.join(', ')}`, 'unknown_event');
   }
   return events.includes(ALL_EVENTS) ? [ALL_EVENTS] : [...new Set(events)];
 }
@@ -96,16 +97,17 @@ function secretChange(secret: string | boolean | null | undefined): string | nul
   return secret;
 }
 
-function checkCall(action: string, events: string[]): void {
-  if (action === 'call' && !events.some((e) => e === ALL_EVENTS || (ROOM_EVENT_TYPES as readonly string[]).includes(e))) {
-    throw badRequest(`A "call" webhook hands off room events: subscribe to ${ROOM_EVENT_TYPES.join(', ')} or *`, 'invalid_action');
+function checkCall(ctx: AppContext, action: string, events: string[]): void {
+  if (action === 'call' && !events.some((e) => e === ALL_EVENTS || ctx.events.definition(e)?.room)) {
+    const roomEvents = ctx.events.definitions.filter((d) => d.room).map((d) => d.type);
+    throw badRequest(`A "call" webhook hands off room events: subscribe to ${roomEvents.join(', ')} or *`, 'invalid_action');
   }
 }
 
 export async function createWebhook(ctx: AppContext, projectId: string, input: WebhookInput & { name: string; url: string; events: string[] }) {
-  const events = normaliseEvents(input.events);
+  const events = normaliseEvents(ctx, input.events);
   const action = input.action ?? '';
-  checkCall(action, events);
+  checkCall(ctx, action, events);
   const payload = normalisePayload(input.payload ?? null);
   const url = await validateUrl(ctx, input.url);
   const secret = secretChange(input.secret);
@@ -135,9 +137,9 @@ export async function listWebhooks(ctx: AppContext, projectId: string) {
 export async function updateWebhook(ctx: AppContext, projectId: string, webhookId: string, input: WebhookInput) {
   const current = await store.findWebhook(ctx.db, projectId, webhookId);
   if (!current) throw notFound('Webhook');
-  const events = input.events ? normaliseEvents(input.events) : current.events;
+  const events = input.events ? normaliseEvents(ctx, input.events) : current.events;
   const action = input.action === undefined ? current.action : (input.action ?? '');
-  checkCall(action, events);
+  checkCall(ctx, action, events);
   const secret = secretChange(input.secret);
   const changes: Partial<store.WebhookRow> = {
     ...(input.name !== undefined ? { name: input.name } : {}),

@@ -1,10 +1,10 @@
-// Webhooks, their events, deliveries and attempts. Every query is keyed by the project id.
-import { and, asc, count, desc, eq, sql, type SQL } from 'drizzle-orm';
-import { bigint, boolean, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+// Webhooks, their deliveries and attempts. Every query is keyed by the project id.
+import { and, asc, count, desc, eq, sql } from 'drizzle-orm';
+import { bigint, boolean, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import { enqueueWithSql, rowsOf } from '../../platform/jobs/outbox.ts';
-
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+import { eventsTable, type EventRow } from '../../platform/events/store.ts';
+import { rowsOf } from '../../platform/jobs/outbox.ts';
 
 export const webhooksTable = pgTable('webhooks', {
   id: uuid('id').primaryKey(),
@@ -17,20 +17,12 @@ export const webhooksTable = pgTable('webhooks', {
   payload: jsonb('payload').$type<Record<string, unknown> | null>(),
   secretEncrypted: text('secret_encrypted'),
   previousSecretEncrypted: text('previous_secret_encrypted'),
-  previousSecretExpiresAt: ts('previous_secret_expires_at'),
+  previousSecretExpiresAt: timestamptz('previous_secret_expires_at'),
   enabled: boolean('enabled').notNull().default(true),
   disabledReason: text('disabled_reason'),
-  failingSince: ts('failing_since'),
-  createdAt: ts('created_at').notNull().defaultNow(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-});
-
-export const webhookEventsTable = pgTable('webhook_events', {
-  id: uuid('id').primaryKey(),
-  projectId: uuid('project_id').notNull(),
-  type: text('type').notNull(),
-  data: jsonb('data').$type<Record<string, unknown>>().notNull(),
-  createdAt: ts('created_at').notNull().defaultNow(),
+  failingSince: timestamptz('failing_since'),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
+  updatedAt: timestamptz('updated_at').notNull().defaultNow(),
 });
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
@@ -42,12 +34,12 @@ export const webhookDeliveriesTable = pgTable('webhook_deliveries', {
   eventId: uuid('event_id').notNull(),
   status: text('status').$type<DeliveryStatus>().notNull().default('pending'),
   attemptCount: integer('attempt_count').notNull().default(0),
-  nextAttemptAt: ts('next_attempt_at'),
+  nextAttemptAt: timestamptz('next_attempt_at'),
   nextTrigger: text('next_trigger').$type<'scheduled' | 'manual'>().notNull().default('scheduled'),
-  lastAttemptAt: ts('last_attempt_at'),
+  lastAttemptAt: timestamptz('last_attempt_at'),
   lastHttpStatus: integer('last_http_status'),
   lastError: text('last_error'),
-  createdAt: ts('created_at').notNull().defaultNow(),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
 });
 
 export const webhookAttemptsTable = pgTable('webhook_attempts', {
@@ -55,7 +47,7 @@ export const webhookAttemptsTable = pgTable('webhook_attempts', {
   deliveryId: uuid('delivery_id').notNull(),
   attempt: integer('attempt').notNull(),
   trigger: text('trigger').notNull(),
-  startedAt: ts('started_at').notNull(),
+  startedAt: timestamptz('started_at').notNull(),
   latencyMs: integer('latency_ms').notNull(),
   succeeded: boolean('succeeded').notNull(),
   httpStatus: integer('http_status'),
@@ -66,7 +58,6 @@ export const webhookAttemptsTable = pgTable('webhook_attempts', {
 export type WebhookRow = typeof webhooksTable.$inferSelect;
 export type DeliveryRow = typeof webhookDeliveriesTable.$inferSelect;
 export type AttemptRow = typeof webhookAttemptsTable.$inferSelect;
-export type EventRow = typeof webhookEventsTable.$inferSelect;
 
 // ---- webhooks ----
 
@@ -106,58 +97,6 @@ export async function deleteWebhook(db: Db, projectId: string, id: string): Prom
   return rows.length > 0;
 }
 
-/**
- * Emits an event in one statement: the event row, one pending delivery per enabled webhook of the
- * project subscribed to `type` (by name or `*`; `call` webhooks only for room events) and one outbox
- * job per delivery. Nothing is written when no webhook subscribes. Returns the number of deliveries.
- */
-export async function insertEvent(db: Db, event: NewEvent, topic: string): Promise<number> {
-  const result = await db.execute(insertEventSql(event, topic));
-  return Number(rowsOf<{ written: number }>(result)[0]?.written ?? 0);
-}
-
-export interface NewEvent { id: string; projectId: string; type: string; data: Record<string, unknown>; callable: boolean }
-
-/**
- * The change that causes an event, written by the same statement as the event (one round trip and
- * atomic without a transaction): `ctes` are WITH items making the change, `happened` a condition
- * over them (no event when false), `result` a select list over them returned with the counts.
- */
-export interface EventCause {
-  ctes: SQL;
-  happened: SQL;
-  result: SQL;
-}
-
-/** insertEvent together with its cause; returns the deliveries written and the cause's `result` columns. */
-export async function insertEventWithCause<R extends Record<string, unknown>>(db: Db, event: NewEvent, topic: string, cause: EventCause): Promise<{ deliveries: number; row: R }> {
-  const result = await db.execute(insertEventSql(event, topic, cause));
-  const row = rowsOf<R & { written: number }>(result)[0]!;
-  return { deliveries: Number(row.written ?? 0), row };
-}
-
-function insertEventSql(event: NewEvent, topic: string, cause?: EventCause): SQL {
-  return enqueueWithSql(sql`${cause ? sql`${cause.ctes},` : sql``}
-    hooks as (
-      select id from webhooks
-      where project_id = ${event.projectId}::uuid and enabled
-        and (${event.type} = any(events) or '*' = any(events))
-        and (action <> 'call' or ${event.callable})${cause ? sql` and ${cause.happened}` : sql``}
-    ),
-    event as (
-      insert into webhook_events (id, project_id, type, data)
-      select ${event.id}::uuid, ${event.projectId}::uuid, ${event.type}, ${JSON.stringify(event.data)}::jsonb
-      where exists (select 1 from hooks)
-      returning id, project_id, created_at
-    ),
-    deliveries as (
-      insert into webhook_deliveries (id, project_id, webhook_id, event_id, next_attempt_at, created_at)
-      select gen_random_uuid(), event.project_id, hooks.id, event.id, event.created_at, event.created_at
-      from event, hooks
-      returning id, project_id
-    )`, sql`select ${topic} as topic, id::text as key, jsonb_build_object('project_id', project_id) as payload from deliveries`, cause?.result);
-}
-
 /** Health bookkeeping after an attempt: start or clear the failing streak, or disable. */
 export async function setWebhookHealth(db: Db, projectId: string, id: string, change: { failingSince: Date | null } | { disabledReason: string }): Promise<void> {
   const where = and(eq(webhooksTable.projectId, projectId), eq(webhooksTable.id, id));
@@ -181,9 +120,9 @@ export interface SendableDelivery {
 // Every attempt runs this query: build it once per database handle.
 const sendStatements = new WeakMap<Db, ReturnType<typeof prepareLoadForSend>>();
 function prepareLoadForSend(db: Db) {
-  return db.select({ delivery: webhookDeliveriesTable, event: webhookEventsTable, webhook: webhooksTable })
+  return db.select({ delivery: webhookDeliveriesTable, event: eventsTable, webhook: webhooksTable })
     .from(webhookDeliveriesTable)
-    .innerJoin(webhookEventsTable, eq(webhookEventsTable.id, webhookDeliveriesTable.eventId))
+    .innerJoin(eventsTable, eq(eventsTable.id, webhookDeliveriesTable.eventId))
     .innerJoin(webhooksTable, eq(webhooksTable.id, webhookDeliveriesTable.webhookId))
     .where(and(eq(webhookDeliveriesTable.projectId, sql.placeholder('projectId')), eq(webhookDeliveriesTable.id, sql.placeholder('deliveryId'))))
     .prepare('webhook_delivery_for_send');
@@ -191,9 +130,9 @@ function prepareLoadForSend(db: Db) {
 
 /** What a batch of attempts needs, in one query, by delivery id. */
 export async function loadManyForSend(db: Db, keys: readonly { projectId: string; deliveryId: string }[]): Promise<Map<string, SendableDelivery>> {
-  const rows = await db.select({ delivery: webhookDeliveriesTable, event: webhookEventsTable, webhook: webhooksTable })
+  const rows = await db.select({ delivery: webhookDeliveriesTable, event: eventsTable, webhook: webhooksTable })
     .from(webhookDeliveriesTable)
-    .innerJoin(webhookEventsTable, eq(webhookEventsTable.id, webhookDeliveriesTable.eventId))
+    .innerJoin(eventsTable, eq(eventsTable.id, webhookDeliveriesTable.eventId))
     .innerJoin(webhooksTable, eq(webhooksTable.id, webhookDeliveriesTable.webhookId))
     .where(sql`(${webhookDeliveriesTable.projectId}, ${webhookDeliveriesTable.id}) in (
       select p, d from jsonb_to_recordset(${JSON.stringify(keys.map((k) => ({ p: k.projectId, d: k.deliveryId })))}::jsonb) as x(p uuid, d uuid))`);
@@ -245,9 +184,9 @@ export async function cancelDelivery(db: Db, projectId: string, deliveryId: stri
 }
 
 export async function findDelivery(db: Db, projectId: string, webhookId: string, deliveryId: string): Promise<(DeliveryRow & { eventType: string; eventData: Record<string, unknown> }) | undefined> {
-  const [row] = await db.select({ delivery: webhookDeliveriesTable, type: webhookEventsTable.type, data: webhookEventsTable.data })
+  const [row] = await db.select({ delivery: webhookDeliveriesTable, type: eventsTable.type, data: eventsTable.data })
     .from(webhookDeliveriesTable)
-    .innerJoin(webhookEventsTable, eq(webhookEventsTable.id, webhookDeliveriesTable.eventId))
+    .innerJoin(eventsTable, eq(eventsTable.id, webhookDeliveriesTable.eventId))
     .where(and(eq(webhookDeliveriesTable.projectId, projectId), eq(webhookDeliveriesTable.webhookId, webhookId), eq(webhookDeliveriesTable.id, deliveryId)));
   return row ? { ...row.delivery, eventType: row.type, eventData: row.data } : undefined;
 }
@@ -265,9 +204,9 @@ export async function listDeliveries(db: Db, projectId: string, webhookId: strin
     page.status ? eq(webhookDeliveriesTable.status, page.status) : undefined,
   );
   const [rows, [total]] = await Promise.all([
-    db.select({ delivery: webhookDeliveriesTable, type: webhookEventsTable.type, data: webhookEventsTable.data })
+    db.select({ delivery: webhookDeliveriesTable, type: eventsTable.type, data: eventsTable.data })
       .from(webhookDeliveriesTable)
-      .innerJoin(webhookEventsTable, eq(webhookEventsTable.id, webhookDeliveriesTable.eventId))
+      .innerJoin(eventsTable, eq(eventsTable.id, webhookDeliveriesTable.eventId))
       .where(where)
       .orderBy(desc(webhookDeliveriesTable.createdAt), desc(webhookDeliveriesTable.id))
       .limit(page.limit).offset(page.offset),

@@ -3,7 +3,8 @@
 // offline against the public keys published at /.well-known/jwks.json.
 import { randomUUID } from 'node:crypto';
 import { desc, isNull, sql } from 'drizzle-orm';
-import { jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { jsonb, pgTable, text } from 'drizzle-orm/pg-core';
+import { timestamptz } from '../db/columns.ts';
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import { ConfigError } from '../../config.ts';
 import type { Db } from '../db/engine.ts';
@@ -14,8 +15,8 @@ export const signingKeysTable = pgTable('signing_keys', {
   alg: text('alg').notNull(),
   publicJwk: jsonb('public_jwk').$type<JWK>().notNull(),
   privateJwkEncrypted: text('private_jwk_encrypted').notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
-  retiredAt: timestamp('retired_at', { withTimezone: true, mode: 'date' }),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
+  retiredAt: timestamptz('retired_at'),
 });
 
 export const SIGNING_ALG = 'ES256';

@@ -57,8 +57,18 @@ export interface CredentialVerifier {
   verify(token: string): Promise<Principal | undefined>;
 }
 
-/** A user's direct roles in a project, or undefined when not a member. */
-export type MembershipLookup = (userId: string, projectId: string) => Promise<readonly string[] | undefined>;
+/**
+ * Project membership as the platform needs it, provided by the module that owns projects (so that
+ * other modules ask the platform, not that module's store).
+ */
+export interface Memberships {
+  /** A user's direct roles in a project, or undefined when not a member. */
+  rolesOf(userId: string, projectId: string): Promise<readonly string[] | undefined>;
+  /** Whether `userId` is a member of some project where `viewerId` holds one of `roles`. */
+  sharesProjectWithRole(viewerId: string, userId: string, roles: readonly string[]): Promise<boolean>;
+}
+
+const NO_MEMBERSHIPS: Memberships = { rolesOf: async () => undefined, sharesProjectWithRole: async () => false };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -76,20 +86,25 @@ interface CachedRoles { roles: readonly string[] | undefined }
 export class Auth {
   readonly #verifiers: CredentialVerifier[] = [];
   readonly #credentials: LRUCache<string, CachedPrincipal>;
-  readonly #memberships: LRUCache<string, CachedRoles>;
-  #membershipLookup: MembershipLookup = async () => undefined;
+  readonly #roleCache: LRUCache<string, CachedRoles>;
+  #memberships: Memberships = NO_MEMBERSHIPS;
 
   constructor(cacheMs: number) {
     this.#credentials = new LRUCache({ max: 50_000, ttl: Math.max(cacheMs, 1) });
-    this.#memberships = new LRUCache({ max: 50_000, ttl: Math.max(cacheMs, 1) });
+    this.#roleCache = new LRUCache({ max: 50_000, ttl: Math.max(cacheMs, 1) });
   }
 
   addVerifier(verifier: CredentialVerifier): void {
     this.#verifiers.push(verifier);
   }
 
-  setMembershipLookup(lookup: MembershipLookup): void {
-    this.#membershipLookup = lookup;
+  setMemberships(memberships: Memberships): void {
+    this.#memberships = memberships;
+  }
+
+  /** Membership queries, uncached (for rules other than the hot path of the auth hook). */
+  get memberships(): Memberships {
+    return this.#memberships;
   }
 
   async authenticate(token: string): Promise<Principal | undefined> {
@@ -109,15 +124,15 @@ export class Auth {
   }
 
   forgetMembership(userId: string, projectId: string): void {
-    this.#memberships.delete(`${userId}:${projectId}`);
+    this.#roleCache.delete(`${userId}:${projectId}`);
   }
 
   async directRoles(userId: string, projectId: string): Promise<readonly string[] | undefined> {
     const key = `${userId}:${projectId}`;
-    const cached = this.#memberships.get(key);
+    const cached = this.#roleCache.get(key);
     if (cached) return cached.roles;
-    const roles = await this.#membershipLookup(userId, projectId);
-    this.#memberships.set(key, { roles });
+    const roles = await this.#memberships.rolesOf(userId, projectId);
+    this.#roleCache.set(key, { roles });
     return roles;
   }
 

@@ -6,7 +6,8 @@
 // The SQL the worker runs on these rows (claim, renew, finish) lives here as well, so the table has
 // one owner.
 import { sql, type SQL } from 'drizzle-orm';
-import { bigint, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bigint, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { timestamptz } from '../db/columns.ts';
 import type { Db } from '../db/engine.ts';
 
 export const JOBS_CHANNEL = 'atrium_jobs';
@@ -17,11 +18,11 @@ export const jobsTable = pgTable('jobs', {
   key: text('key'),
   payload: jsonb('payload').$type<Record<string, unknown>>().notNull().default({}),
   status: text('status').$type<'pending' | 'dead'>().notNull().default('pending'),
-  runAt: timestamp('run_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  runAt: timestamptz('run_at').notNull().defaultNow(),
   attempts: integer('attempts').notNull().default(0),
   leaseToken: uuid('lease_token'),
   lastError: text('last_error'),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
 });
 
 export interface NewJob {

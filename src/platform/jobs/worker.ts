@@ -62,6 +62,8 @@ export interface JobHandler {
    * still run.
    */
   prefetch?(jobs: readonly ClaimedJob[], context: JobContext): Promise<void>;
+  /** Optional: releases what the handler holds (connection pools), after the worker stopped. */
+  close?(): void | Promise<void>;
 }
 
 export interface JobWorkerOptions {
@@ -173,6 +175,7 @@ export class JobWorker {
     clearTimeout(grace);
     clearInterval(this.#renewTimer);
     await this.#unlisten?.().catch(() => {});
+    await Promise.all([...this.#handlers.values()].map((h) => h.close?.()));
   }
 
   /**

@@ -2,7 +2,8 @@
 // outbox (a table shown at /dev/mail) so that the embedded quick start works without a mail server.
 import { randomUUID } from 'node:crypto';
 import { desc, eq } from 'drizzle-orm';
-import { pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { timestamptz } from '../db/columns.ts';
 import nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import type { MailConfig } from '../../config.ts';
@@ -27,7 +28,7 @@ export const devMailOutboxTable = pgTable('dev_mail_outbox', {
   subject: text('subject').notNull(),
   textBody: text('text_body').notNull(),
   htmlBody: text('html_body'),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow(),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
 });
 
 export type OutboxMail = typeof devMailOutboxTable.$inferSelect;

@@ -1,0 +1,5 @@
+// Managed agents of a project.
+import type { Module } from '../../platform/http/module.ts';
+import { agentRoutes } from './routes.ts';
+
+export const agentsModule: Module = { name: 'agents', routes: agentRoutes };

@@ -1,0 +1,6 @@
+// Project storage: files in the blob store, and the events their changes emit.
+import type { Module } from '../../platform/http/module.ts';
+import { fileDeleted, fileUpdated } from './events.ts';
+import { storageRoutes } from './routes.ts';
+
+export const storageModule: Module = { name: 'storage', routes: storageRoutes, events: [fileUpdated, fileDeleted] };

@@ -1,0 +1,61 @@
+// The event catalogue: each module declares the events it emits (type, meaning, payload schema),
+// and the union over all modules is what webhooks can subscribe to and docs/webhooks.md lists.
+// Consumers (webhook deliveries today; feeds and loggers next) plug in as SQL fan-outs that run in
+// the statement writing the event, so an event and everything it causes commit together.
+import type { SQL } from 'drizzle-orm';
+import type { Static, TObject } from 'typebox';
+
+export interface EventDefinition<T = Record<string, unknown>> {
+  /** Dotted name, e.g. `room.started`. */
+  readonly type: string;
+  readonly description: string;
+  /** The payload's schema (documentation and tests; emitters are typed by it). */
+  readonly schema: TObject;
+  /** The payload names a room (`room_name`), so the event can be handed off to the room. */
+  readonly room: boolean;
+  /** Phantom field carrying the payload type; never set. */
+  readonly __data?: T;
+}
+
+export function defineEvent<S extends TObject>(type: string, schema: S, options: { description: string; room?: boolean }): EventDefinition<Static<S>> {
+  return { type, schema, description: options.description, room: options.room ?? false };
+}
+
+/** An event about to be written, as consumers see it when building their fan-out. */
+export interface PendingEvent {
+  readonly id: string;
+  readonly projectId: string;
+  readonly definition: EventDefinition;
+}
+
+/**
+ * One consumer's part of the statement that writes an event. The statement is
+ *
+ *   with <cause>, <before of each consumer>,
+ *        event as (insert into events … where <cause happened> and (<wants of any consumer>) returning
+ *                  id, project_id, type, data, created_at),
+ *        <after of each consumer>
+ *   <jobs of each consumer, union all> → outbox
+ *
+ * so an event nobody wants is not stored at all. WITH items must be named `<consumer name>_…` so
+ * that consumers never clash.
+ */
+export interface EventFanout {
+  /** WITH items evaluated before the event row (e.g. who subscribes). */
+  before?: SQL;
+  /** Whether this consumer wants the event (a boolean over `before`). */
+  wants: SQL;
+  /** WITH items that read the `event` item and write the consumer's own rows. */
+  after?: SQL;
+  /** A select of outbox jobs `(topic text, key text, payload jsonb)` over `after`. */
+  jobs?: SQL;
+}
+
+export interface EventConsumer {
+  /** Prefix of its WITH items; unique. */
+  readonly name: string;
+  fanout(event: PendingEvent): EventFanout;
+}
+
+/** Subscribing to `*` means every type, including ones added later. */
+export const ALL_EVENTS = '*';

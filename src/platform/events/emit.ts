@@ -1,0 +1,90 @@
+// Emitting a domain event: the event row and every consumer's fan-out (and their outbox jobs) in
+// one statement, inside the caller's transaction or together with the change that causes it.
+import { randomUUID } from 'node:crypto';
+import { sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../db/engine.ts';
+import { enqueueWithSql, rowsOf } from '../jobs/outbox.ts';
+import type { EventConsumer, EventDefinition, PendingEvent } from './catalogue.ts';
+
+/**
+ * The change that causes an event, written by the same statement as the event (one round trip and
+ * atomic without a transaction): `ctes` are WITH items making the change, `happened` a condition
+ * over them (no event when false), `result` a select list over them returned to the caller.
+ */
+export interface EventCause {
+  ctes: SQL;
+  happened: SQL;
+  result: SQL;
+}
+
+export class Events {
+  readonly #definitions: ReadonlyMap<string, EventDefinition>;
+  readonly #consumers: EventConsumer[] = [];
+
+  constructor(definitions: readonly EventDefinition[]) {
+    const byType = new Map<string, EventDefinition>();
+    for (const definition of definitions) {
+      if (byType.has(definition.type)) throw new Error(`Event type ${definition.type} is declared twice`);
+      byType.set(definition.type, definition);
+    }
+    this.#definitions = byType;
+  }
+
+  addConsumer(consumer: EventConsumer): void {
+    if (this.#consumers.some((c) => c.name === consumer.name)) throw new Error(`Event consumer ${consumer.name} is added twice`);
+    this.#consumers.push(consumer);
+  }
+
+  /** Every event type, in declaration order. */
+  get definitions(): readonly EventDefinition[] {
+    return [...this.#definitions.values()];
+  }
+
+  definition(type: string): EventDefinition | undefined {
+    return this.#definitions.get(type);
+  }
+
+  /**
+   * Emits an event in the caller's transaction. Returns the event id, or undefined when no consumer
+   * wants it (then nothing is written).
+   */
+  async emit<T>(tx: Db, projectId: string, definition: EventDefinition<T>, data: T): Promise<string | undefined> {
+    const { eventId } = await this.#write(tx, projectId, definition, data, undefined);
+    return eventId;
+  }
+
+  /**
+   * Emits an event in the same statement as the change that causes it (no transaction needed).
+   * Returns the event id (undefined when nothing wanted it or the change did not happen) and the
+   * cause's result columns.
+   */
+  async emitWithCause<T>(db: Db, projectId: string, definition: EventDefinition<T>, data: T, cause: EventCause): Promise<{ eventId: string | undefined; row: Record<string, unknown> }> {
+    return this.#write(db, projectId, definition, data, cause);
+  }
+
+  async #write<T>(db: Db, projectId: string, definition: EventDefinition<T>, data: T, cause: EventCause | undefined): Promise<{ eventId: string | undefined; row: Record<string, unknown> }> {
+    if (this.#definitions.get(definition.type) !== definition) throw new Error(`Event type ${definition.type} is not in the catalogue`);
+    const pending: PendingEvent = { id: randomUUID(), projectId, definition: definition as EventDefinition };
+    const fanouts = this.#consumers.map((c) => c.fanout(pending));
+    const before = [cause?.ctes, ...fanouts.map((f) => f.before)].filter((s): s is SQL => s !== undefined);
+    const after = fanouts.map((f) => f.after).filter((s): s is SQL => s !== undefined);
+    const jobs = fanouts.map((f) => f.jobs).filter((s): s is SQL => s !== undefined);
+    const wants = fanouts.length > 0 ? sql.join(fanouts.map((f) => sql`(${f.wants})`), sql` or `) : sql`false`;
+    const ctes = sql.join([
+      ...before,
+      sql`event as (
+        insert into events (id, project_id, type, data)
+        select ${pending.id}::uuid, ${projectId}::uuid, ${definition.type}, ${JSON.stringify(data)}::jsonb
+        where ${cause ? sql`(${cause.happened}) and ` : sql``}(${wants})
+        returning id, project_id, type, data, created_at
+      )`,
+      ...after,
+    ], sql`,\n`);
+    const jobSelect = jobs.length > 0
+      ? sql.join(jobs.map((j) => sql`(${j})`), sql` union all `)
+      : sql`select null::text as topic, null::text as key, null::jsonb as payload where false`;
+    const statement = enqueueWithSql(ctes, jobSelect, sql`(select count(*) from event)::int as stored${cause ? sql`, ${cause.result}` : sql``}`);
+    const row = rowsOf<Record<string, unknown>>(await db.execute(statement))[0]!;
+    return { eventId: Number(row.stored) > 0 ? pending.id : undefined, row };
+  }
+}

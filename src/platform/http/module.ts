@@ -1,0 +1,55 @@
+// The shape every module of the service has. A module is one folder whose index.ts exports one
+// descriptor; src/modules/index.ts lists the descriptors once, and boot (src/main.ts) and assembly
+// (src/app.ts) loop over that list. Nothing is registered as a side effect of importing a module.
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { AppContext } from '../../context.ts';
+import type { Db } from '../db/engine.ts';
+import type { EventConsumer, EventDefinition } from '../events/catalogue.ts';
+import type { JobHandler } from '../jobs/worker.ts';
+import type { Schedule } from '../jobs/scheduler.ts';
+import type { CredentialVerifier, Memberships } from './auth.ts';
+
+/** The Fastify instance a module's routes are declared on (TypeBox types the handlers). */
+export type Api = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+export interface Module {
+  /** Folder name; shown in logs, the route table and the isolation walk. */
+  readonly name: string;
+  /** Declares the module's HTTP surface. Every route states its credentials, permission and schemas. */
+  readonly routes?: (app: Api, ctx: AppContext) => void | Promise<void>;
+  /** Credential kinds the module verifies (API keys, personal access tokens, OAuth access tokens). */
+  readonly verifiers?: (ctx: AppContext) => readonly CredentialVerifier[];
+  /** Project membership lookups for the auth hook; exactly one module provides them. */
+  readonly memberships?: (db: Db) => Memberships;
+  /** Background job handlers, by outbox topic. */
+  readonly jobs?: (ctx: AppContext) => readonly JobHandler[];
+  /** Periodic work, run by one instance per due time. */
+  readonly schedules?: (ctx: AppContext) => readonly Schedule[];
+  /** Domain events this module emits (the catalogue is the union over all modules). */
+  readonly events?: readonly EventDefinition[];
+  /** Consumers that fan events out (webhook deliveries, feed messages…) in the emitting statement. */
+  readonly eventConsumers?: (ctx: AppContext) => readonly EventConsumer[];
+  /** How to create one real resource of each kind the module's routes address (isolation walk, fuzz). */
+  readonly fixtures?: readonly Fixture[];
+}
+
+/** A JSON client bound to one project's admin credential, for fixtures. */
+export interface FixtureClient {
+  readonly projectId: string;
+  /** The admin user's id. */
+  readonly userId: string;
+  /** Sends a request with the project's admin API key; fails the fixture on a non-2xx answer. */
+  request<T = any>(method: string, path: string, body?: unknown): Promise<T>;
+}
+
+/**
+ * Creates one resource in a project and returns the path parameters that address it, e.g.
+ * `{room_name, room_id}`. `needs` names parameters produced by other fixtures (created first).
+ */
+export interface Fixture {
+  /** Path parameters this fixture provides. */
+  readonly provides: readonly string[];
+  readonly needs?: readonly string[];
+  create(client: FixtureClient, have: Readonly<Record<string, string>>): Promise<Record<string, string>>;
+}
