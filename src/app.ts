@@ -7,7 +7,7 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { AppContext } from './context.ts';
 import { installAuth, validateAuthRequirement } from './platform/http/auth.ts';
-import { ErrorBody, installErrorHandling } from './platform/http/errors.ts';
+import { ErrorBody, MAX_PARAM_LENGTH, frameworkErrorHandler, installErrorHandling } from './platform/http/errors.ts';
 import { installMetrics } from './platform/http/metrics.ts';
 import type { Api, Module } from './platform/http/module.ts';
 
@@ -41,7 +41,8 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
     return503OnClosing: true,
     // Per-request info lines cost throughput; errors are still logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const bodyAjv = ajvFor(false);

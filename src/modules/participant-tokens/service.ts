@@ -8,7 +8,7 @@
 import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import type { AppContext } from '../../context.ts';
 import { isUuid } from '../../platform/crypto/credentials.ts';
-import { ApiError } from '../../platform/http/errors.ts';
+import { ApiError, apiError } from '../../platform/http/errors.ts';
 import { findApiKeySecret } from '../api-keys/service.ts';
 
 export const TOKEN_VERSION = '0.39.9';
@@ -51,7 +51,7 @@ export async function issueParticipantToken(ctx: AppContext, input: { projectId:
     .sign(key.privateKey);
 }
 
-const invalid = (message: string) => new ApiError(401, 'invalid_token', message);
+const invalid = (message: string) => apiError('invalid_token', message);
 
 export async function validateParticipantToken(ctx: AppContext, token: string): Promise<ParticipantClaims> {
   let header;

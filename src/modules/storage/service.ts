@@ -11,7 +11,7 @@ import type { Readable } from 'node:stream';
 import type { AppContext } from '../../context.ts';
 import { BlobConflictError, BlobTooLargeError } from '../../platform/blobs/store.ts';
 import type { Principal } from '../../platform/http/auth.ts';
-import { ApiError, conflict, notFound } from '../../platform/http/errors.ts';
+import { conflict, notFound, tooLarge, type ApiError } from '../../platform/http/errors.ts';
 import { fileDeleted, fileUpdated } from './events.ts';
 import { normaliseStoragePath } from './paths.ts';
 
@@ -31,7 +31,7 @@ export function participantIdOf(principal: Principal): string {
  * 413 spares reading (or waiting on) the rest of the body.
  */
 export function uploadTooLarge(maxBytes: number): ApiError {
-  return new ApiError(413, 'payload_too_large', `Upload exceeds the ${maxBytes}-byte limit (ATRIUM_MAX_UPLOAD_BYTES)`, { connection: 'close' });
+  return tooLarge(`Upload exceeds the ${maxBytes}-byte limit (ATRIUM_MAX_UPLOAD_BYTES)`, { connection: 'close' });
 }
 
 /**

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
 import type { AppContext } from '../../context.ts';
 import type { CredentialVerifier, Principal } from '../../platform/http/auth.ts';
-import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.ts';
+import { apiError, conflict, forbidden, notFound } from '../../platform/http/errors.ts';
 import { newPersonalAccessToken, parsePersonalAccessToken, isUuid } from '../../platform/crypto/credentials.ts';
 import { hashSecret, secretMatches } from '../../platform/crypto/secrets.ts';
 import type { Db } from '../../platform/db/engine.ts';
@@ -15,7 +15,7 @@ export { findUserByEmail, findUserById, updateUser, type UserRow } from './store
 export const PASSWORD_MIN_LENGTH = 8;
 
 export function hashPassword(password: string): Promise<string> {
-  if (password.length < PASSWORD_MIN_LENGTH) throw badRequest(`Passwords need at least ${PASSWORD_MIN_LENGTH} characters`, 'weak_password');
+  if (password.length < PASSWORD_MIN_LENGTH) throw apiError('weak_password', { min: PASSWORD_MIN_LENGTH });
   // @node-rs/argon2 defaults to argon2id with OWASP-recommended cost parameters.
   return hash(password);
 }

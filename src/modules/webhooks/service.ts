@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import { randomSecret } from '../../platform/crypto/secrets.ts';
-import { ApiError, badRequest, conflict, notFound } from '../../platform/http/errors.ts';
+import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import { checkTargetUrl } from '../../platform/http/outbound.ts';
 import { enqueue } from '../../platform/jobs/outbox.ts';
 import { ALL_EVENTS } from '../../platform/events/catalogue.ts';
@@ -222,7 +222,7 @@ export async function redeliver(ctx: AppContext, projectId: string, webhookId: s
     if (!delivery) throw notFound('Delivery');
     const now = new Date();
     const queued = await enqueue(tx, { topic: DELIVER_TOPIC, key: deliveryId, payload: { project_id: projectId } }, { onConflict: 'reschedule' });
-    if (queued === 0) throw new ApiError(409, 'in_progress', 'An attempt of this delivery is in progress; try again when it has finished');
+    if (queued === 0) throw conflict('An attempt of this delivery is in progress; try again when it has finished', 'in_progress');
     await store.requestRedelivery(tx, projectId, deliveryId, now);
   });
   const delivery = (await store.findDelivery(ctx.db, projectId, webhookId, deliveryId))!;

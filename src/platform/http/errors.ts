@@ -1,42 +1,124 @@
-// One error type with stable codes, and the one handler that turns every failure into
-// `{"error": {"code", "message"}}`. Bad input is always a 4xx; only our own bugs are 5xx.
-import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+// The error catalogue: every error the API can answer with has a code here, with its HTTP status
+// and message template, and docs/errors.md is generated from this table. Routes throw by code;
+// one handler renders every failure — ours, the framework's, the database's — as
+// `{"error": {"code", "message"}}`, unless the route declares a renderer of its own (protocol
+// endpoints with a native error shape). Bad input is always a 4xx; only our own bugs are 5xx.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
+
+interface ErrorSpec {
+  readonly status: number;
+  /** Default message; `{name}` placeholders are filled from the thrower's parameters. */
+  readonly message: string;
+  /** When a client sees it (docs/errors.md). */
+  readonly meaning: string;
+}
+
+export const ERROR_CATALOGUE = {
+  invalid_request: { status: 400, message: '{detail}', meaning: 'The request breaks the endpoint\'s schema or rules; the message names the field and the rule.' },
+  invalid_json: { status: 400, message: 'The body is not valid JSON: {detail}', meaning: 'A JSON body that does not parse, or an empty body with a JSON content type.' },
+  invalid_url: { status: 400, message: '{detail}', meaning: 'A URL that is not absolute http(s), cannot be reached, or points at a private address the operator does not allow.' },
+  invalid_path: { status: 400, message: '{detail}', meaning: 'A storage path that is absolute, contains `..` or control characters, or is too long.' },
+  invalid_payload: { status: 400, message: '{detail}', meaning: 'A webhook payload that is not a JSON object or is too large.' },
+  invalid_action: { status: 400, message: '{detail}', meaning: 'A webhook action that does not fit its events (a `call` webhook needs room events).' },
+  unknown_event: { status: 400, message: '{detail}', meaning: 'A webhook subscribes to an event type that is not in the catalogue.' },
+  weak_password: { status: 400, message: 'Passwords need at least {min} characters', meaning: 'A password shorter than the minimum.' },
+  weak_secret: { status: 400, message: '{detail}', meaning: 'A webhook signing secret that is too short.' },
+  unauthorized: { status: 401, message: 'A valid bearer credential is required', meaning: 'No credential, or one that is malformed, unknown, expired or revoked. Carries `WWW-Authenticate: Bearer`.' },
+  invalid_token: { status: 401, message: '{detail}', meaning: 'A participant token that fails validation (signature, expiry, issuer).' },
+  forbidden: { status: 403, message: '{detail}', meaning: 'The credential is valid but may not do this: a missing role, scope or credential kind.' },
+  not_found: { status: 404, message: '{what} not found', meaning: 'No such resource or route — also for a resource of another project, so that ids never reveal what exists elsewhere.' },
+  conflict: { status: 409, message: '{detail}', meaning: 'The request clashes with the current state: a name already taken, the last admin removed, a resource changed concurrently.' },
+  in_progress: { status: 409, message: '{detail}', meaning: 'Another operation on the same resource is running; try again when it has finished.' },
+  payload_too_large: { status: 413, message: '{detail}', meaning: 'A body beyond the route\'s limit (1 MiB for JSON; ATRIUM_MAX_UPLOAD_BYTES for uploads).' },
+  uri_too_long: { status: 414, message: 'A path parameter is longer than {max} characters', meaning: 'A path segment beyond the router\'s limit.' },
+  unsupported_media_type: { status: 415, message: '{detail}', meaning: 'A body whose Content-Type the endpoint does not accept.' },
+  rate_limited: { status: 429, message: 'Too many requests; try again in {seconds} s', meaning: 'A rate limit was reached. `Retry-After` says how many seconds to wait.' },
+  internal: { status: 500, message: 'Internal server error', meaning: 'A bug in Atrium. The request left nothing half-written; the server log has the details.' },
+  unavailable: { status: 503, message: '{detail}', meaning: 'A dependency (the database) does not answer, or the server is shutting down. Retry later.' },
+} as const satisfies Record<string, ErrorSpec>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+type CodeWithStatus<S extends number> = { [K in ErrorCode]: (typeof ERROR_CATALOGUE)[K]['status'] extends S ? K : never }[ErrorCode];
+
+export type ErrorParams = Readonly<Record<string, string | number>>;
 
 export class ApiError extends Error {
   readonly status: number;
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly headers: Record<string, string> | undefined;
 
-  constructor(status: number, code: string, message: string, headers?: Record<string, string>) {
+  constructor(code: ErrorCode, message: string, headers?: Record<string, string>) {
     super(message);
-    this.status = status;
+    this.status = ERROR_CATALOGUE[code].status;
     this.code = code;
     this.headers = headers;
   }
 }
 
-export const badRequest = (message: string, code = 'invalid_request') => new ApiError(400, code, message);
-export const unauthorized = (message = 'A valid bearer credential is required') =>
-  new ApiError(401, 'unauthorized', message, { 'www-authenticate': 'Bearer' });
-export const forbidden = (message = 'Not allowed') => new ApiError(403, 'forbidden', message);
-export const notFound = (what: string) => new ApiError(404, 'not_found', `${what} not found`);
-export const conflict = (message: string) => new ApiError(409, 'conflict', message);
-export const tooLarge = (message: string) => new ApiError(413, 'payload_too_large', message);
+function fill(template: string, params: ErrorParams): string {
+  return template.replace(/\{([a-z_]+)\}/g, (placeholder, name: string) => (params[name] === undefined ? placeholder : String(params[name])));
+}
+
+/**
+ * The error for a code: its template filled from `params`, or `detail` when a string is given
+ * (the template's `{detail}`).
+ */
+export function apiError(code: ErrorCode, params: ErrorParams | string = {}, headers?: Record<string, string>): ApiError {
+  const values = typeof params === 'string' ? { detail: params } : params;
+  return new ApiError(code, fill(ERROR_CATALOGUE[code].message, values), headers);
+}
+
+// Shorthands for the codes every module throws.
+export const badRequest = (detail: string, code: CodeWithStatus<400> = 'invalid_request') => apiError(code, detail);
+export const unauthorized = (detail?: string) =>
+  new ApiError('unauthorized', detail ?? ERROR_CATALOGUE.unauthorized.message, { 'www-authenticate': 'Bearer' });
+export const forbidden = (detail = 'Not allowed') => apiError('forbidden', detail);
+export const notFound = (what: string) => apiError('not_found', { what });
+export const conflict = (detail: string, code: CodeWithStatus<409> = 'conflict') => apiError(code, detail);
+export const tooLarge = (detail: string, headers?: Record<string, string>) => apiError('payload_too_large', detail, headers);
+
+/** The one 429: the wait in whole seconds, in the message and in `Retry-After`. */
+export function tooManyRequests(retryAfterSeconds: number): ApiError {
+  const seconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  return apiError('rate_limited', { seconds }, { 'retry-after': String(seconds) });
+}
 
 export const ErrorBody = Type.Object({
   error: Type.Object({ code: Type.String(), message: Type.String() }),
-}, { $id: 'ErrorBody', description: 'Every non-2xx response has this body' });
+}, { $id: 'ErrorBody', description: 'Every non-2xx response has this body; codes are listed in docs/errors.md' });
 
-/** Status codes of Fastify's own errors (body parsing, routing) that are the client's fault. */
-const FASTIFY_CLIENT_ERRORS: Record<string, [number, string]> = {
-  FST_ERR_CTP_INVALID_JSON_BODY: [400, 'invalid_json'],
-  FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'invalid_json'],
-  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'payload_too_large'],
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'unsupported_media_type'],
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'invalid_request'],
-  FST_ERR_CTP_INVALID_TYPE: [400, 'invalid_request'],
+/**
+ * Renders an error in a route's own shape (an OAuth or LLM-provider error body, an HTML page).
+ * Declared per route as `config.renderError`; the default is the `ErrorBody` JSON.
+ */
+export type ErrorRenderer = (error: ApiError, request: FastifyRequest, reply: FastifyReply) => FastifyReply;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    renderError?: ErrorRenderer;
+  }
+}
+
+/** Fastify's own errors that are the client's fault, by their code. */
+const FRAMEWORK_ERRORS: Record<string, (error: FastifyError) => ApiError> = {
+  FST_ERR_CTP_INVALID_JSON_BODY: (e) => apiError('invalid_json', e.message.replace(/^Body is not valid JSON but content-type is set to 'application\/json'$/, 'the body does not parse')),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => apiError('invalid_json', 'the body is empty'),
+  FST_ERR_CTP_BODY_TOO_LARGE: () => tooLarge('The request body is larger than this endpoint accepts'),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (e) => apiError('unsupported_media_type', e.message),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => badRequest('Content-Length does not match the body'),
+  FST_ERR_CTP_INVALID_TYPE: () => badRequest('The Content-Type header is not valid'),
+  FST_ERR_BAD_URL: () => badRequest('The URL is not validly percent-encoded'),
+  FST_ERR_MAX_PARAM_LENGTH: () => apiError('uri_too_long', { max: MAX_PARAM_LENGTH }),
+  FST_ERR_ASYNC_CONSTRAINT: () => apiError('not_found', { what: 'Route' }),
 };
+
+const CODE_OF_STATUS: Record<number, ErrorCode> = {
+  401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 409: 'conflict', 413: 'payload_too_large', 414: 'uri_too_long', 415: 'unsupported_media_type', 429: 'rate_limited',
+};
+
+/** Longest path parameter the router accepts (Fastify's `maxParamLength`). */
+export const MAX_PARAM_LENGTH = 500;
 
 function describeValidation(error: FastifyError): string {
   const first = error.validation?.[0];
@@ -63,45 +145,54 @@ function sqlMessageOf(error: unknown): string {
   return ((cause ?? error) as Error).message;
 }
 
+/** Any thrown value as a catalogue error; undefined for our own bugs. */
+export function toApiError(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) return badRequest(describeValidation(fastifyError));
+  const framework = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined;
+  if (framework) return framework(fastifyError);
+  const sqlState = sqlStateOf(error);
+  // Uniqueness races that a service's own pre-check could not see.
+  if (sqlState === '23505') return conflict('A resource with that name already exists');
+  // A referenced row vanished between the service's check and the write (a concurrent delete).
+  if (sqlState === '23503') return conflict('A resource this request refers to no longer exists');
+  // Data exceptions: values that pass the schema but that PostgreSQL cannot store.
+  if (sqlState?.startsWith('22')) return badRequest(`A value cannot be stored: ${sqlMessageOf(error)}`);
+  // Other client errors of plugins (cookies, forms…): their message, under the code of their status.
+  const status = fastifyError.statusCode;
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    return new ApiError(CODE_OF_STATUS[status] ?? 'invalid_request', fastifyError.message);
+  }
+  return undefined;
+}
+
 /**
  * Sends the error body as JSON with its own serializer: a route's response schema for that status
  * (an HTML page, say) must not reshape it.
  */
-function sendError(reply: FastifyReply, status: number, code: string, message: string): FastifyReply {
-  return reply.status(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send({ error: { code, message } });
+export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  if (error.headers) reply.headers(error.headers);
+  return reply.status(error.status).type('application/json; charset=utf-8').serializer(JSON.stringify)
+    .send({ error: { code: error.code, message: error.message } });
+}
+
+function render(error: ApiError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const renderer = request.routeOptions.config?.renderError;
+  return renderer ? renderer(error, request, reply) : sendError(reply, error);
+}
+
+export function internalError(request: FastifyRequest, error: unknown): ApiError {
+  request.log.error({ err: error }, 'unhandled error');
+  return apiError('internal');
 }
 
 export function installErrorHandling(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
-    if (error instanceof ApiError) {
-      if (error.headers) reply.headers(error.headers);
-      return sendError(reply, error.status, error.code, error.message);
-    }
-    if (error.validation) {
-      return sendError(reply, 400, 'invalid_request', describeValidation(error));
-    }
-    const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
-    if (known) return sendError(reply, known[0], known[1], error.message);
-    const sqlState = sqlStateOf(error);
-    // Uniqueness races that a service's own pre-check could not see.
-    if (sqlState === '23505') {
-      return sendError(reply, 409, 'conflict', 'A resource with that name already exists');
-    }
-    // A referenced row vanished between the service's check and the write (a concurrent delete).
-    if (sqlState === '23503') {
-      return sendError(reply, 409, 'conflict', 'A resource this request refers to no longer exists');
-    }
-    // Data exceptions: values that pass the schema but that PostgreSQL cannot store, such as a NUL
-    // character in text or JSON.
-    if (sqlState?.startsWith('22')) {
-      return sendError(reply, 400, 'invalid_request', `A value cannot be stored: ${sqlMessageOf(error)}`);
-    }
-    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-      return sendError(reply, error.statusCode, 'invalid_request', error.message);
-    }
-    request.log.error({ err: error }, 'unhandled error');
-    return sendError(reply, 500, 'internal', 'Internal server error');
-  });
-  app.setNotFoundHandler((request, reply) =>
-    sendError(reply, 404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}`));
+  app.setErrorHandler((error: unknown, request, reply) => render(toApiError(error) ?? internalError(request, error), request, reply));
+  app.setNotFoundHandler((request, reply) => sendError(reply, notFound(`Route ${request.method} ${request.url.split('?')[0]}`)));
+}
+
+/** Fastify's `frameworkErrors` option: errors raised before a route is found (bad URLs). */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  void sendError(reply, toApiError(error) ?? internalError(request, error));
 }
