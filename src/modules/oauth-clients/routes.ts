@@ -1,4 +1,5 @@
 // Project OAuth clients: create (secret shown once), list, fetch, update (metadata merges), delete.
+import { pageOf } from '../../platform/http/lists.ts';
 import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
@@ -24,10 +25,7 @@ export function oauthClientRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'List OAuth clients (never their secrets)', params: ProjectParams, querystring: schema.OAuthClientListQuery,
       response: { 200: schema.OAuthClientList }, description: '`filter` matches the name or the client id.',
     },
-  }, async (request) => {
-    const { count = 100, offset = 0, filter } = request.query;
-    return service.listClients(ctx, request.params.project_id, { count, offset, filter });
-  });
+  }, async (request) => service.listClients(ctx, request.params.project_id, pageOf(request.query)));
 
   app.get(`${clients}/:client_id`, {
     config: { auth: { permission: 'oauth_client_inventory' } },

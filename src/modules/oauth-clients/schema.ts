@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import { CountOffsetQuery, Timestamp, Uuid } from '../../platform/http/schemas.ts';
+import { CountOffsetQuery, ListOf } from '../../platform/http/lists.ts';
+import { Timestamp, Uuid } from '../../platform/http/schemas.ts';
 
 export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
 export const RESPONSE_TYPES = ['code', 'token', 'id_token'] as const;
@@ -71,5 +72,5 @@ export const OAuthClient = Type.Object({
   updated_at: Timestamp,
 }, { $id: 'OAuthClient' });
 
-export const OAuthClientList = Type.Object({ clients: Type.Array(OAuthClient), total: Type.Integer() });
+export const OAuthClientList = ListOf('clients', OAuthClient);
 export const OAuthClientListQuery = Type.Object(CountOffsetQuery);

@@ -5,6 +5,7 @@ import type { AppContext } from '../../context.ts';
 import { parseApiKey, parsePersonalAccessToken } from '../../platform/crypto/credentials.ts';
 import { hashSecret, randomSecret } from '../../platform/crypto/secrets.ts';
 import { badRequest, notFound } from '../../platform/http/errors.ts';
+import type { Page } from '../../platform/http/lists.ts';
 import { CLIENT_SCOPES, MAX_METADATA_ENTRIES, THEMES, type GrantType, type ResponseType } from './schema.ts';
 import * as store from './store.ts';
 
@@ -217,9 +218,9 @@ export async function getClient(ctx: AppContext, projectId: string, clientId: st
   return clientView(row);
 }
 
-export async function listClients(ctx: AppContext, projectId: string, page: { count: number; offset: number; filter?: string | undefined }) {
-  const { rows, total } = await store.listOAuthClients(ctx.db, projectId, page);
-  return { clients: rows.map((row) => clientView(row)), total };
+export async function listClients(ctx: AppContext, projectId: string, page: Page) {
+  const { items, total } = await store.listOAuthClients(ctx.db, projectId, page);
+  return { clients: items.map((row) => clientView(row)), total };
 }
 
 /** Applies the fields sent; metadata merges. The row is locked so concurrent merges do not lose entries. */

@@ -1,10 +1,10 @@
 // OAuth clients. Management queries are keyed by project; the authorization server looks a client
 // up by its globally unique client_id alone (findOAuthClient).
-import { and, asc, count, eq, ilike, or } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, ilike, or } from 'drizzle-orm';
 import { boolean, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { bytea, timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import { likeContains } from '../../platform/http/schemas.ts';
+import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 
 export const oauthClientsTable = pgTable('oauth_clients', {
   clientId: text('client_id').primaryKey(),
@@ -40,16 +40,14 @@ export async function findProjectOAuthClient(db: Db, projectId: string, clientId
   return row;
 }
 
-export async function listOAuthClients(db: Db, projectId: string, page: { count: number; offset: number; filter?: string | undefined }) {
+export async function listOAuthClients(db: Db, projectId: string, page: Page) {
   const where = and(
     eq(oauthClientsTable.projectId, projectId),
     page.filter ? or(ilike(oauthClientsTable.name, likeContains(page.filter)), ilike(oauthClientsTable.clientId, likeContains(page.filter))) : undefined,
   );
-  const [rows, [total]] = await Promise.all([
-    db.select().from(oauthClientsTable).where(where).orderBy(asc(oauthClientsTable.createdAt), asc(oauthClientsTable.clientId)).limit(page.count).offset(page.offset),
-    db.select({ n: count() }).from(oauthClientsTable).where(where),
-  ]);
-  return { rows, total: Number(total?.n ?? 0) };
+  const rows = await db.select({ ...getTableColumns(oauthClientsTable), total: windowTotal }).from(oauthClientsTable).where(where)
+    .orderBy(asc(oauthClientsTable.createdAt), asc(oauthClientsTable.clientId)).limit(page.limit).offset(page.offset);
+  return pageResult(rows, page, () => countRows(db, oauthClientsTable, where));
 }
 
 export type OAuthClientChanges = Partial<Pick<OAuthClientRow, 'name' | 'redirectUris' | 'grantTypes' | 'responseTypes' | 'scope' | 'metadata'>>;

@@ -1,4 +1,5 @@
 // Projects, their settings, status, the caller's role, and project users.
+import { pageOf } from '../../platform/http/lists.ts';
 import { Type } from 'typebox';
 import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
@@ -59,8 +60,7 @@ export function projectRoutes(app: Api, ctx: AppContext): void {
     config: { auth: { permission: 'developer' } },
     schema: { tags: ['Project users'], summary: 'List project users', params: ProjectParams, querystring: schema.MemberListQuery, response: { 200: schema.MemberList } },
   }, async (request) => {
-    const { count = 100, offset = 0, filter } = request.query;
-    return service.listMembers(ctx.db, request.params.project_id, { count, offset, filter });
+    return service.listMembers(ctx.db, request.params.project_id, pageOf(request.query));
   });
 
   app.put('/accounts/projects/:project_id/users/:user_id', {

@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { PROJECT_ROLES } from '../../platform/http/roles.ts';
-import { CountOffsetQuery, JsonObject, Name, Timestamp, Uuid } from '../../platform/http/schemas.ts';
+import { CountOffsetQuery, ListOf } from '../../platform/http/lists.ts';
+import { JsonObject, Name, Timestamp, Uuid } from '../../platform/http/schemas.ts';
 
 export const RoleName = Type.Enum(PROJECT_ROLES, { description: 'A project role' });
 
@@ -68,5 +69,5 @@ export const Member = Type.Object({
   added_at: Timestamp,
 });
 
-export const MemberList = Type.Object({ users: Type.Array(Member), total: Type.Integer() });
+export const MemberList = ListOf('users', Member);
 export const MemberListQuery = Type.Object(CountOffsetQuery);

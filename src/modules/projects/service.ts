@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import type { Memberships, Principal } from '../../platform/http/auth.ts';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
+import type { Page } from '../../platform/http/lists.ts';
 import { applyLegacyFlags, effectiveRoles, isRole, legacyFlagsOf, primaryRole, type LegacyFlags, type Role } from '../../platform/http/roles.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { findUserById } from '../users/service.ts';
@@ -107,11 +108,11 @@ async function guardLastAdmin(db: Db, projectId: string): Promise<void> {
   if ((await store.countAdmins(db, projectId)) === 0) throw conflict('A project must keep at least one admin');
 }
 
-export async function listMembers(db: Db, projectId: string, page: { count: number; offset: number; filter?: string | undefined }) {
-  const { rows, total } = await store.listMembers(db, projectId, page);
+export async function listMembers(db: Db, projectId: string, page: Page) {
+  const { items, total } = await store.listMembers(db, projectId, page);
   return {
     total,
-    users: rows.map(({ user, roles, addedAt }) => ({
+    users: items.map(({ user, roles, addedAt }) => ({
       id: user.id,
       user_id: user.id,
       email: user.email,

@@ -3,7 +3,7 @@ import { and, arrayOverlaps, asc, count, eq, ilike, or, sql } from 'drizzle-orm'
 import { alias, boolean, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import { likeContains } from '../../platform/http/schemas.ts';
+import { likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 import { usersTable } from '../users/tables.ts';
 
 export const projectsTable = pgTable('projects', {
@@ -91,18 +91,18 @@ export async function countAdmins(db: Db, projectId: string): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-export async function listMembers(db: Db, projectId: string, page: { count: number; offset: number; filter?: string | undefined }) {
+export async function listMembers(db: Db, projectId: string, page: Page) {
   const where = and(
     eq(projectMembersTable.projectId, projectId),
     page.filter ? or(ilike(usersTable.email, likeContains(page.filter)), ilike(usersTable.firstName, likeContains(page.filter)), ilike(usersTable.lastName, likeContains(page.filter))) : undefined,
   );
-  const [rows, [total]] = await Promise.all([
-    db.select({ user: usersTable, roles: projectMembersTable.roles, addedAt: projectMembersTable.createdAt })
-      .from(projectMembersTable).innerJoin(usersTable, eq(usersTable.id, projectMembersTable.userId))
-      .where(where).orderBy(asc(usersTable.email), asc(usersTable.id)).limit(page.count).offset(page.offset),
-    db.select({ n: count() }).from(projectMembersTable).innerJoin(usersTable, eq(usersTable.id, projectMembersTable.userId)).where(where),
-  ]);
-  return { rows, total: Number(total?.n ?? 0) };
+  const rows = await db.select({ user: usersTable, roles: projectMembersTable.roles, addedAt: projectMembersTable.createdAt, total: windowTotal })
+    .from(projectMembersTable).innerJoin(usersTable, eq(usersTable.id, projectMembersTable.userId))
+    .where(where).orderBy(asc(usersTable.email), asc(usersTable.id)).limit(page.limit).offset(page.offset);
+  return pageResult(rows, page, async () => {
+    const [row] = await db.select({ n: count() }).from(projectMembersTable).innerJoin(usersTable, eq(usersTable.id, projectMembersTable.userId)).where(where);
+    return Number(row?.n ?? 0);
+  });
 }
 
 /** Whether `userId` is a member of some project where `viewerId` holds one of `roles`. */

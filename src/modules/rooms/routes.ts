@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
+import { pageOf } from '../../platform/http/lists.ts';
 import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
@@ -27,8 +28,7 @@ export function roomRoutes(app: Api, ctx: AppContext): void {
     config: { auth: { permission: 'member' } },
     schema: { tags, summary: 'List rooms', params: ProjectParams, querystring: schema.RoomListQuery, response: { 200: schema.RoomList } },
   }, async (request) => {
-    const { limit = 50, offset = 0, order_by: orderBy = 'room_name' } = request.query;
-    return service.listRooms(ctx, request.params.project_id, { limit, offset, orderBy });
+    return service.listRooms(ctx, request.params.project_id, { ...pageOf(request.query), orderBy: request.query.order_by ?? 'room_name' });
   });
 
   app.get('/accounts/projects/:project_id/rooms/:room_name', {

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import { JsonObject, LimitOffsetQuery, Name, StringMap, Timestamp, Uuid } from '../../platform/http/schemas.ts';
+import { LimitOffsetQuery, ListOf } from '../../platform/http/lists.ts';
+import { JsonObject, Name, StringMap, Timestamp, Uuid } from '../../platform/http/schemas.ts';
 
 export const RoomName = Type.String({ ...Name, maxLength: 200, description: 'Room name, unique in the project' });
 
@@ -35,7 +36,7 @@ export const RoomListQuery = Type.Object({
   order_by: Type.Optional(Type.Union([Type.Literal('room_name'), Type.Literal('created_at')], { default: 'room_name' })),
 });
 
-export const RoomList = Type.Object({ rooms: Type.Array(Room), total: Type.Integer() });
+export const RoomList = ListOf('rooms', Room);
 
 export const RoomConnection = Type.Object({
   jwt: Type.String({ description: 'Participant token for this room' }),

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import type { Principal, ProjectAccess } from '../../platform/http/auth.ts';
 import { conflict, forbidden, notFound } from '../../platform/http/errors.ts';
+import type { Page } from '../../platform/http/lists.ts';
 import { FULL_SCOPE, USER_SCOPE, issueParticipantToken } from '../participant-tokens/service.ts';
 import * as store from './store.ts';
 
@@ -49,9 +50,9 @@ export async function getRoom(ctx: AppContext, projectId: string, name: string):
   return room;
 }
 
-export async function listRooms(ctx: AppContext, projectId: string, page: { limit: number; offset: number; orderBy: keyof typeof store.ROOM_ORDERS }) {
-  const { rows, total } = await store.listRooms(ctx.db, projectId, page);
-  return { rooms: rows.map(roomView), total };
+export async function listRooms(ctx: AppContext, projectId: string, page: Page & { orderBy: keyof typeof store.ROOM_ORDERS }) {
+  const { items, total } = await store.listRooms(ctx.db, projectId, page);
+  return { rooms: items.map(roomView), total };
 }
 
 export async function updateRoom(ctx: AppContext, projectId: string, roomId: string, input: { name: string; metadata?: Record<string, unknown> | null | undefined; annotations?: Record<string, string> | null | undefined }) {

@@ -1,8 +1,9 @@
 // Rooms of a project. Every query is keyed by the project id.
-import { and, asc, count, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm';
 import { jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
+import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 
 export const roomsTable = pgTable('rooms', {
   id: uuid('id').primaryKey(),
@@ -56,11 +57,9 @@ export async function deleteRoom(db: Db, projectId: string, id: string): Promise
 
 export const ROOM_ORDERS = { room_name: [asc(roomsTable.name)], created_at: [asc(roomsTable.createdAt)] } as const;
 
-export async function listRooms(db: Db, projectId: string, page: { limit: number; offset: number; orderBy: keyof typeof ROOM_ORDERS }) {
+export async function listRooms(db: Db, projectId: string, page: Page & { orderBy: keyof typeof ROOM_ORDERS }) {
   const where = eq(roomsTable.projectId, projectId);
-  const [rows, [total]] = await Promise.all([
-    db.select().from(roomsTable).where(where).orderBy(...ROOM_ORDERS[page.orderBy], asc(roomsTable.id)).limit(page.limit).offset(page.offset),
-    db.select({ n: count() }).from(roomsTable).where(where),
-  ]);
-  return { rows, total: Number(total?.n ?? 0) };
+  const rows = await db.select({ ...getTableColumns(roomsTable), total: windowTotal }).from(roomsTable).where(where)
+    .orderBy(...ROOM_ORDERS[page.orderBy], asc(roomsTable.id)).limit(page.limit).offset(page.offset);
+  return pageResult(rows, page, () => countRows(db, roomsTable, where));
 }

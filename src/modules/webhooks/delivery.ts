@@ -20,6 +20,7 @@ import { FULL_SCOPE, issueParticipantToken } from '../participant-tokens/service
 import { roomUrl } from '../rooms/service.ts';
 import { pythonJson, signatureHeader } from './body.ts';
 import { DELIVER_TOPIC } from './fanout.ts';
+import * as deliveries from './deliveries.ts';
 import * as store from './store.ts';
 
 export const USER_AGENT = 'Atrium-Webhooks/1';
@@ -76,23 +77,23 @@ export function webhookDeliveryHandler(ctx: AppContext, options: DeliveryHandler
   };
 
   // Rows loaded for a claimed batch, by job id; `undefined` means "loaded: nothing there".
-  const prefetched = new Map<string, store.SendableDelivery | undefined>();
+  const prefetched = new Map<string, deliveries.SendableDelivery | undefined>();
 
   async function prefetch(jobs: readonly ClaimedJob[], { db }: JobContext): Promise<void> {
-    const rows = await store.loadManyForSend(db, jobs.map((j) => ({ projectId: String(j.payload.project_id), deliveryId: j.key! })));
+    const rows = await deliveries.loadManyForSend(db, jobs.map((j) => ({ projectId: String(j.payload.project_id), deliveryId: j.key! })));
     for (const job of jobs) prefetched.set(job.id, rows.get(job.key!));
   }
 
   async function run(job: ClaimedJob, { signal, db }: JobContext): Promise<JobResult> {
     const projectId = String(job.payload.project_id);
     const deliveryId = job.key!;
-    const loaded = prefetched.has(job.id) ? prefetched.get(job.id) : await store.loadForSend(db, projectId, deliveryId);
+    const loaded = prefetched.has(job.id) ? prefetched.get(job.id) : await deliveries.loadForSend(db, projectId, deliveryId);
     prefetched.delete(job.id);
     // Deleted with its webhook, or already settled by an earlier run of a duplicate job.
     if (!loaded || loaded.delivery.status !== 'pending') return {};
     const { delivery, event, webhook } = loaded;
     if (!webhook.enabled) {
-      return { record: (tx) => store.cancelDelivery(tx, projectId, deliveryId, `Not sent: the webhook is disabled (${webhook.disabledReason ?? 'no reason given'})`) };
+      return { record: (tx) => deliveries.cancelDelivery(tx, projectId, deliveryId, `Not sent: the webhook is disabled (${webhook.disabledReason ?? 'no reason given'})`) };
     }
 
     const attempt = delivery.attemptCount + 1;
@@ -139,7 +140,7 @@ export function webhookDeliveryHandler(ctx: AppContext, options: DeliveryHandler
     if (succeeded) {
       return {
         record: async (tx) => {
-          await store.recordAttempt(tx, projectId, { ...base, status: 'succeeded', nextAttemptAt: null });
+          await deliveries.recordAttempt(tx, projectId, { ...base, status: 'succeeded', nextAttemptAt: null });
           if (webhook.failingSince) await store.setWebhookHealth(tx, projectId, webhook.id, { failingSince: null });
         },
       };
@@ -149,7 +150,7 @@ export function webhookDeliveryHandler(ctx: AppContext, options: DeliveryHandler
       const reason = `The endpoint answered 410 Gone at ${now.toISOString()}; re-enable the webhook to deliver again`;
       return {
         record: async (tx) => {
-          await store.recordAttempt(tx, projectId, { ...base, status: 'failed', nextAttemptAt: null });
+          await deliveries.recordAttempt(tx, projectId, { ...base, status: 'failed', nextAttemptAt: null });
           await store.setWebhookHealth(tx, projectId, webhook.id, { disabledReason: reason });
         },
       };
@@ -160,7 +161,7 @@ export function webhookDeliveryHandler(ctx: AppContext, options: DeliveryHandler
       const reason = `Every delivery attempt has failed since ${failingSince.toISOString()} (last: ${error}); re-enable the webhook to deliver again`;
       return {
         record: async (tx) => {
-          await store.recordAttempt(tx, projectId, { ...base, status: 'failed', nextAttemptAt: null });
+          await deliveries.recordAttempt(tx, projectId, { ...base, status: 'failed', nextAttemptAt: null });
           await store.setWebhookHealth(tx, projectId, webhook.id, { disabledReason: reason });
         },
       };
@@ -172,7 +173,7 @@ export function webhookDeliveryHandler(ctx: AppContext, options: DeliveryHandler
       retryAt,
       error: error ?? undefined,
       record: async (tx) => {
-        await store.recordAttempt(tx, projectId, { ...base, status: retryAt ? 'pending' : 'failed', nextAttemptAt: retryAt ?? null });
+        await deliveries.recordAttempt(tx, projectId, { ...base, status: retryAt ? 'pending' : 'failed', nextAttemptAt: retryAt ?? null });
         if (!webhook.failingSince) await store.setWebhookHealth(tx, projectId, webhook.id, { failingSince: startedAt });
       },
     };

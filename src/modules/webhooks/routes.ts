@@ -3,6 +3,7 @@
 import { Type } from 'typebox';
 import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
+import { pageOf } from '../../platform/http/lists.ts';
 import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
@@ -57,8 +58,7 @@ export function webhookRoutes(app: Api, ctx: AppContext): void {
       querystring: schema.DeliveryListQuery, response: { 200: schema.DeliveryList },
     },
   }, async (request) => {
-    const { limit = 50, offset = 0, status } = request.query;
-    return service.listDeliveries(ctx, request.params.project_id, request.params.webhook_id, { limit, offset, status });
+    return service.listDeliveries(ctx, request.params.project_id, request.params.webhook_id, { ...pageOf(request.query), status: request.query.status });
   });
 
   app.post('/accounts/projects/:project_id/webhooks/:webhook_id/deliveries/:delivery_id/redeliver', {

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
-import { Description, JsonObject, LimitOffsetQuery, Name, Timestamp, Uuid } from '../../platform/http/schemas.ts';
+import { LimitOffsetQuery, ListOf } from '../../platform/http/lists.ts';
+import { Description, JsonObject, Name, Timestamp, Uuid } from '../../platform/http/schemas.ts';
 
 export const MAX_URL_LENGTH = 2048;
 export const MAX_PAYLOAD_TEXT = 64 * 1024;
@@ -96,4 +97,4 @@ export const DeliveryListQuery = Type.Object({
   status: Type.Optional(DeliveryStatus),
 });
 
-export const DeliveryList = Type.Object({ deliveries: Type.Array(Delivery), total: Type.Integer() });
+export const DeliveryList = ListOf('deliveries', Delivery);

@@ -5,11 +5,13 @@ import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import { randomSecret } from '../../platform/crypto/secrets.ts';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
+import type { Page } from '../../platform/http/lists.ts';
 import { checkTargetUrl } from '../../platform/http/outbound.ts';
 import { enqueue } from '../../platform/jobs/outbox.ts';
 import { ALL_EVENTS } from '../../platform/events/catalogue.ts';
 import { DELIVER_TOPIC } from './fanout.ts';
 import { MAX_PAYLOAD_TEXT, MIN_SECRET_LENGTH } from './schema.ts';
+import * as deliveries from './deliveries.ts';
 import * as store from './store.ts';
 
 /** Webhooks per project: each event fans out to all of them. */
@@ -178,7 +180,7 @@ export async function rotateSecret(ctx: AppContext, projectId: string, webhookId
   return webhookView(row!, secret);
 }
 
-function deliveryView(d: store.DeliveryRow & { eventType: string; eventData: Record<string, unknown> }, attempts: store.AttemptRow[]) {
+function deliveryView(d: deliveries.DeliveryRow & { eventType: string; eventData: Record<string, unknown> }, attempts: deliveries.AttemptRow[]) {
   return {
     id: d.id,
     webhook_id: d.webhookId,
@@ -205,10 +207,10 @@ function deliveryView(d: store.DeliveryRow & { eventType: string; eventData: Rec
   };
 }
 
-export async function listDeliveries(ctx: AppContext, projectId: string, webhookId: string, page: { limit: number; offset: number; status?: store.DeliveryStatus | undefined }) {
+export async function listDeliveries(ctx: AppContext, projectId: string, webhookId: string, page: Page & { status?: deliveries.DeliveryStatus | undefined }) {
   if (!(await store.findWebhook(ctx.db, projectId, webhookId))) throw notFound('Webhook');
-  const { rows, total } = await store.listDeliveries(ctx.db, projectId, webhookId, page);
-  const attempts = await store.attemptsOf(ctx.db, projectId, rows.map((r) => r.id), ATTEMPTS_SHOWN);
+  const { rows, total } = await deliveries.listDeliveries(ctx.db, projectId, webhookId, page);
+  const attempts = await deliveries.attemptsOf(ctx.db, projectId, rows.map((r) => r.id), ATTEMPTS_SHOWN);
   return { deliveries: rows.map((r) => deliveryView(r, attempts.get(r.id) ?? [])), total };
 }
 
@@ -218,14 +220,14 @@ export async function redeliver(ctx: AppContext, projectId: string, webhookId: s
   if (!webhook) throw notFound('Webhook');
   if (!webhook.enabled) throw conflict('The webhook is disabled; re-enable it first (PUT with "enabled": true)');
   await ctx.db.transaction(async (tx) => {
-    const delivery = await store.findDelivery(tx, projectId, webhookId, deliveryId);
+    const delivery = await deliveries.findDelivery(tx, projectId, webhookId, deliveryId);
     if (!delivery) throw notFound('Delivery');
     const now = new Date();
     const queued = await enqueue(tx, { topic: DELIVER_TOPIC, key: deliveryId, payload: { project_id: projectId } }, { onConflict: 'reschedule' });
     if (queued === 0) throw conflict('An attempt of this delivery is in progress; try again when it has finished', 'in_progress');
-    await store.requestRedelivery(tx, projectId, deliveryId, now);
+    await deliveries.requestRedelivery(tx, projectId, deliveryId, now);
   });
-  const delivery = (await store.findDelivery(ctx.db, projectId, webhookId, deliveryId))!;
-  const attempts = await store.attemptsOf(ctx.db, projectId, [deliveryId], ATTEMPTS_SHOWN);
+  const delivery = (await deliveries.findDelivery(ctx.db, projectId, webhookId, deliveryId))!;
+  const attempts = await deliveries.attemptsOf(ctx.db, projectId, [deliveryId], ATTEMPTS_SHOWN);
   return deliveryView(delivery, attempts.get(deliveryId) ?? []);
 }

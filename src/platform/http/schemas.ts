@@ -27,21 +27,3 @@ export const EmptyBody = Type.Union([Type.Object({}), Type.Null()], { descriptio
 
 export const Ok = Type.Object({ ok: Type.Boolean() });
 export const OK = { ok: true } as const;
-
-/** limit/offset pagination (rooms, scheduled tasks…). */
-export const LimitOffsetQuery = {
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 50 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
-};
-
-/** count/offset/filter pagination (users, feeds, routes, OAuth clients…). */
-export const CountOffsetQuery = {
-  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 })),
-  filter: Type.Optional(Type.String({ maxLength: 200 })),
-};
-
-/** Escapes LIKE wildcards so a user filter matches literally. */
-export function likeContains(filter: string): string {
-  return `%${filter.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-}

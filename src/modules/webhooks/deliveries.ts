@@ -1,0 +1,176 @@
+// Deliveries of events to webhooks and their attempts. Every query is keyed by the project id.
+import { and, desc, eq, sql } from 'drizzle-orm';
+import { bigint, boolean, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { timestamptz } from '../../platform/db/columns.ts';
+import type { Db } from '../../platform/db/engine.ts';
+import { eventsTable, type EventRow } from '../../platform/events/store.ts';
+import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
+import { rowsOf } from '../../platform/jobs/outbox.ts';
+import { webhooksTable, type WebhookRow } from './store.ts';
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
+
+export const webhookDeliveriesTable = pgTable('webhook_deliveries', {
+  id: uuid('id').primaryKey(),
+  projectId: uuid('project_id').notNull(),
+  webhookId: uuid('webhook_id').notNull(),
+  eventId: uuid('event_id').notNull(),
+  status: text('status').$type<DeliveryStatus>().notNull().default('pending'),
+  attemptCount: integer('attempt_count').notNull().default(0),
+  nextAttemptAt: timestamptz('next_attempt_at'),
+  nextTrigger: text('next_trigger').$type<'scheduled' | 'manual'>().notNull().default('scheduled'),
+  lastAttemptAt: timestamptz('last_attempt_at'),
+  lastHttpStatus: integer('last_http_status'),
+  lastError: text('last_error'),
+  createdAt: timestamptz('created_at').notNull().defaultNow(),
+});
+
+export const webhookAttemptsTable = pgTable('webhook_attempts', {
+  id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+  deliveryId: uuid('delivery_id').notNull(),
+  attempt: integer('attempt').notNull(),
+  trigger: text('trigger').notNull(),
+  startedAt: timestamptz('started_at').notNull(),
+  latencyMs: integer('latency_ms').notNull(),
+  succeeded: boolean('succeeded').notNull(),
+  httpStatus: integer('http_status'),
+  responseExcerpt: text('response_excerpt'),
+  error: text('error'),
+});
+export type DeliveryRow = typeof webhookDeliveriesTable.$inferSelect;
+export type AttemptRow = typeof webhookAttemptsTable.$inferSelect;
+
+export interface SendableDelivery {
+  delivery: DeliveryRow;
+  event: EventRow;
+  webhook: WebhookRow;
+}
+
+// Every attempt runs this query: build it once per database handle.
+const sendStatements = new WeakMap<Db, ReturnType<typeof prepareLoadForSend>>();
+function prepareLoadForSend(db: Db) {
+  return db.select({ delivery: webhookDeliveriesTable, event: eventsTable, webhook: webhooksTable })
+    .from(webhookDeliveriesTable)
+    .innerJoin(eventsTable, eq(eventsTable.id, webhookDeliveriesTable.eventId))
+    .innerJoin(webhooksTable, eq(webhooksTable.id, webhookDeliveriesTable.webhookId))
+    .where(and(eq(webhookDeliveriesTable.projectId, sql.placeholder('projectId')), eq(webhookDeliveriesTable.id, sql.placeholder('deliveryId'))))
+    .prepare('webhook_delivery_for_send');
+}
+
+/** What a batch of attempts needs, in one query, by delivery id. */
+export async function loadManyForSend(db: Db, keys: readonly { projectId: string; deliveryId: string }[]): Promise<Map<string, SendableDelivery>> {
+  const rows = await db.select({ delivery: webhookDeliveriesTable, event: eventsTable, webhook: webhooksTable })
+    .from(webhookDeliveriesTable)
+    .innerJoin(eventsTable, eq(eventsTable.id, webhookDeliveriesTable.eventId))
+    .innerJoin(webhooksTable, eq(webhooksTable.id, webhookDeliveriesTable.webhookId))
+    .where(sql`(${webhookDeliveriesTable.projectId}, ${webhookDeliveriesTable.id}) in (
+      select p, d from jsonb_to_recordset(${JSON.stringify(keys.map((k) => ({ p: k.projectId, d: k.deliveryId })))}::jsonb) as x(p uuid, d uuid))`);
+  return new Map(rows.map((r) => [r.delivery.id, r]));
+}
+
+/** Everything one attempt needs, in one query. */
+export async function loadForSend(db: Db, projectId: string, deliveryId: string): Promise<SendableDelivery | undefined> {
+  let statement = sendStatements.get(db);
+  if (!statement) sendStatements.set(db, (statement = prepareLoadForSend(db)));
+  const [row] = await statement.execute({ projectId, deliveryId });
+  return row as SendableDelivery | undefined;
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  attempt: number;
+  trigger: string;
+  startedAt: Date;
+  latencyMs: number;
+  succeeded: boolean;
+  httpStatus: number | null;
+  responseExcerpt: string | null;
+  error: string | null;
+  /** The delivery's state after this attempt. */
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+}
+
+/** Appends the attempt and moves the delivery to its new state, in one statement. */
+export async function recordAttempt(db: Db, projectId: string, a: AttemptRecord): Promise<void> {
+  await db.execute(sql`
+    with delivery as (
+      update webhook_deliveries set
+        status = ${a.status}, attempt_count = ${a.attempt}, next_attempt_at = ${a.nextAttemptAt?.toISOString() ?? null}::timestamptz,
+        next_trigger = 'scheduled', last_attempt_at = ${a.startedAt.toISOString()}::timestamptz,
+        last_http_status = ${a.httpStatus}::int, last_error = ${a.error}
+      where project_id = ${projectId}::uuid and id = ${a.deliveryId}::uuid
+      returning id
+    )
+    insert into webhook_attempts (delivery_id, attempt, trigger, started_at, latency_ms, succeeded, http_status, response_excerpt, error)
+    select id, ${a.attempt}, ${a.trigger}, ${a.startedAt.toISOString()}::timestamptz, ${a.latencyMs}, ${a.succeeded}, ${a.httpStatus}::int, ${a.responseExcerpt}, ${a.error}
+    from delivery`);
+}
+
+export async function cancelDelivery(db: Db, projectId: string, deliveryId: string, reason: string): Promise<void> {
+  await db.update(webhookDeliveriesTable).set({ status: 'cancelled', nextAttemptAt: null, lastError: reason })
+    .where(and(eq(webhookDeliveriesTable.projectId, projectId), eq(webhookDeliveriesTable.id, deliveryId), eq(webhookDeliveriesTable.status, 'pending')));
+}
+
+export async function findDelivery(db: Db, projectId: string, webhookId: string, deliveryId: string): Promise<(DeliveryRow & { eventType: string; eventData: Record<string, unknown> }) | undefined> {
+  const [row] = await db.select({ delivery: webhookDeliveriesTable, type: eventsTable.type, data: eventsTable.data })
+    .from(webhookDeliveriesTable)
+    .innerJoin(eventsTable, eq(eventsTable.id, webhookDeliveriesTable.eventId))
+    .where(and(eq(webhookDeliveriesTable.projectId, projectId), eq(webhookDeliveriesTable.webhookId, webhookId), eq(webhookDeliveriesTable.id, deliveryId)));
+  return row ? { ...row.delivery, eventType: row.type, eventData: row.data } : undefined;
+}
+
+/** Marks a delivery for a manual attempt now. */
+export async function requestRedelivery(db: Db, projectId: string, deliveryId: string, at: Date): Promise<void> {
+  await db.update(webhookDeliveriesTable).set({ status: 'pending', nextAttemptAt: at, nextTrigger: 'manual' })
+    .where(and(eq(webhookDeliveriesTable.projectId, projectId), eq(webhookDeliveriesTable.id, deliveryId)));
+}
+
+export async function listDeliveries(db: Db, projectId: string, webhookId: string, page: Page & { status?: DeliveryStatus | undefined }) {
+  const where = and(
+    eq(webhookDeliveriesTable.projectId, projectId),
+    eq(webhookDeliveriesTable.webhookId, webhookId),
+    page.status ? eq(webhookDeliveriesTable.status, page.status) : undefined,
+  );
+  const rows = await db.select({ delivery: webhookDeliveriesTable, type: eventsTable.type, data: eventsTable.data, total: windowTotal })
+    .from(webhookDeliveriesTable)
+    .innerJoin(eventsTable, eq(eventsTable.id, webhookDeliveriesTable.eventId))
+    .where(where)
+    .orderBy(desc(webhookDeliveriesTable.createdAt), desc(webhookDeliveriesTable.id))
+    .limit(page.limit).offset(page.offset);
+  const { items, total } = await pageResult(rows, page, () => countRows(db, webhookDeliveriesTable, where));
+  return { rows: items.map((r) => ({ ...r.delivery, eventType: r.type, eventData: r.data })), total };
+}
+
+/** The latest `perDelivery` attempts of each delivery, oldest first. */
+export async function attemptsOf(db: Db, projectId: string, deliveryIds: string[], perDelivery: number): Promise<Map<string, AttemptRow[]>> {
+  const out = new Map<string, AttemptRow[]>();
+  if (deliveryIds.length === 0) return out;
+  // Joined to deliveries of the project so that ids from elsewhere return nothing.
+  const result = await db.execute(sql`
+    select a.id, a.delivery_id, a.attempt, a.trigger, a.started_at, a.latency_ms, a.succeeded, a.http_status, a.response_excerpt, a.error
+    from webhook_deliveries d
+    cross join lateral (
+      select * from webhook_attempts a where a.delivery_id = d.id order by a.id desc limit ${perDelivery}
+    ) a
+    where d.project_id = ${projectId}::uuid and d.id in (select value::uuid from jsonb_array_elements_text(${JSON.stringify(deliveryIds)}::jsonb))
+    order by a.id`);
+  for (const r of rowsOf<Record<string, unknown>>(result)) {
+    const row: AttemptRow = {
+      id: Number(r.id),
+      deliveryId: String(r.delivery_id),
+      attempt: Number(r.attempt),
+      trigger: String(r.trigger),
+      startedAt: new Date(r.started_at as string | Date),
+      latencyMs: Number(r.latency_ms),
+      succeeded: Boolean(r.succeeded),
+      httpStatus: r.http_status === null ? null : Number(r.http_status),
+      responseExcerpt: (r.response_excerpt as string | null) ?? null,
+      error: (r.error as string | null) ?? null,
+    };
+    const list = out.get(row.deliveryId) ?? [];
+    list.push(row);
+    out.set(row.deliveryId, list);
+  }
+  return out;
+}
