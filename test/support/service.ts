@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, type TestContext } from 'node:test';
+import { describe } from 'node:test';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -150,5 +150,3 @@ export async function createUserWithToken(service: RunningService, label = 'user
   const user = await createUser(service.ctx.db, { email, password: 'correct horse battery staple', emailVerified: true });
   return { userId: user.id, email, token: await issuePersonalAccessToken(service.ctx.db, user.id, 'test') };
 }
-
-export type { TestContext };

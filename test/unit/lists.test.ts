@@ -5,7 +5,9 @@ import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { ApiError } from '../../src/platform/http/errors.ts';
 import { SecretBox } from '../../src/platform/crypto/secrets.ts';
-import { likeContains, openContinuation, pageOf, pageResult, sealContinuation } from '../../src/platform/http/lists.ts';
+import { Type } from 'typebox';
+import { Value } from 'typebox/value';
+import { CountOffsetQuery, LimitOffsetQuery, ListOf, PageTokenQuery, TokenPageOf, likeContains, openContinuation, pageOf, pageResult, sealContinuation } from '../../src/platform/http/lists.ts';
 
 test('pageOf reads either paging style', () => {
   assert.deepEqual(pageOf({ limit: 10, offset: 5 }), { limit: 10, offset: 5, filter: undefined });
@@ -38,4 +40,16 @@ test('continuation tokens are opaque, tamper-proof and bound to their list', () 
   refused(() => openContinuation(box, 'policies:p2:rooms/r1', token));
   refused(() => openContinuation(new SecretBox(randomBytes(32)), 'policies:p1:rooms/r1', token));
   refused(() => openContinuation(box, 'policies:p1:rooms/r1', 'garbage'));
+});
+
+test('the envelopes and query schemas validate what the paging styles send', () => {
+  const Item = Type.Object({ id: Type.String() });
+  assert.ok(Value.Check(ListOf('rooms', Item), { rooms: [{ id: 'a' }], total: 1 }));
+  assert.ok(!Value.Check(ListOf('rooms', Item), { rooms: [{ id: 'a' }] }), 'total is required');
+  assert.ok(Value.Check(TokenPageOf('bindings', Item), { bindings: [], continuation_token: null }));
+  const tokenQuery = Type.Object(PageTokenQuery);
+  assert.ok(Value.Check(tokenQuery, { page_size: 10, continuation_token: 'x' }));
+  assert.ok(!Value.Check(tokenQuery, { page_size: 0 }));
+  assert.ok(Value.Check(Type.Object(CountOffsetQuery), { count: 5, offset: 0, filter: 'a' }));
+  assert.ok(!Value.Check(Type.Object(LimitOffsetQuery), { limit: 5000 }));
 });

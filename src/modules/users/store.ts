@@ -43,8 +43,3 @@ export async function findPersonalAccessToken(db: Db, id: string) {
     .where(and(eq(personalAccessTokensTable.id, id), or(isNull(personalAccessTokensTable.expiresAt), gt(personalAccessTokensTable.expiresAt, new Date()))));
   return row;
 }
-
-export async function deletePersonalAccessToken(db: Db, userId: string, id: string): Promise<boolean> {
-  const rows = await db.delete(personalAccessTokensTable).where(and(eq(personalAccessTokensTable.id, id), eq(personalAccessTokensTable.userId, userId))).returning({ id: personalAccessTokensTable.id });
-  return rows.length > 0;
-}

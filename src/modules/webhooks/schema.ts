@@ -62,7 +62,6 @@ export const Webhook = Type.Object({
 
 export const WebhookList = Type.Object({ webhooks: Type.Array(Webhook) });
 
-export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'cancelled'] as const;
 const DeliveryStatus = Type.Union([Type.Literal('pending'), Type.Literal('succeeded'), Type.Literal('failed'), Type.Literal('cancelled')]);
 
 export const Attempt = Type.Object({

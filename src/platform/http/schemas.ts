@@ -1,5 +1,5 @@
 // TypeBox building blocks shared by route declarations. Every string, array and object has a bound.
-import { Type, type TSchema } from 'typebox';
+import { Type } from 'typebox';
 
 export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' });
@@ -20,7 +20,6 @@ export const JsonObject = (description?: string) =>
 export const StringMap = Type.Record(Type.String(), Type.String({ maxLength: 4000 }), { maxProperties: 200, propertyNames: KEY });
 
 export const ProjectParams = Type.Object({ project_id: Uuid });
-export const withProject = <P extends Record<string, TSchema>>(props: P) => Type.Object({ project_id: Uuid, ...props });
 
 /** The body of action routes such as connect: `{}` or none at all (a missing body validates as null). */
 export const EmptyBody = Type.Union([Type.Object({}), Type.Null()], { description: '`{}`, or no body' });

@@ -1,0 +1,72 @@
+// The import rules of the house (docs/architecture.md "Boundaries"), checked by `npm run lint:deps`
+// as part of `npm test`.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Import circles make load order matter and hide which side owns what.',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'no-assembly-from-below',
+      severity: 'error',
+      comment: 'src/app.ts and src/main.ts assemble the service from the module list; nothing they assemble imports them.',
+      from: { path: '^src/(platform|modules|oauth|context\\.ts|config\\.ts)' },
+      to: { path: '^src/(app|main)\\.ts$' },
+    },
+    {
+      name: 'platform-imports-no-module',
+      severity: 'error',
+      comment: 'src/platform holds mechanisms without business rules: modules plug into it, never the reverse.',
+      from: { path: '^src/platform/' },
+      to: { path: '^src/(modules|oauth|cli|webhooks-receiver)/' },
+    },
+    {
+      name: 'modules-meet-through-services',
+      severity: 'error',
+      comment: 'A module uses another through its service.ts (calls), schema.ts (shared TypeBox types) or tables.ts (read-only joins); never its store or other internals.',
+      from: { path: '^src/modules/([^/]+)/' },
+      to: {
+        path: '^src/modules/[^/]+/',
+        pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/(service|schema|tables)\\.ts$'],
+      },
+    },
+    {
+      name: 'oauth-meets-modules-through-services',
+      severity: 'error',
+      comment: 'The authorization server is a module too: it reaches users and OAuth clients through their services.',
+      from: { path: '^src/oauth/' },
+      to: { path: '^src/modules/', pathNot: '^src/modules/[^/]+/(service|schema)\\.ts$' },
+    },
+    {
+      name: 'modules-do-not-import-the-oauth-server',
+      severity: 'error',
+      comment: 'Resource modules do not depend on the authorization server\'s internals.',
+      from: { path: '^src/modules/[^/]+/' },
+      to: { path: '^src/oauth/' },
+    },
+    {
+      name: 'cli-uses-services',
+      severity: 'error',
+      comment: 'The CLI works through the same services as the API, never a store.',
+      from: { path: '^src/cli/' },
+      to: { path: '^src/modules/', pathNot: '^src/modules/[^/]+/service\\.ts$' },
+    },
+    {
+      name: 'receiver-helper-stands-alone',
+      severity: 'error',
+      comment: 'The webhook receiver helper is shipped for other programs; it must not pull in the server.',
+      from: { path: '^src/webhooks-receiver/' },
+      to: { path: '^src/', pathNot: '^src/webhooks-receiver/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+  },
+};
