@@ -29,8 +29,11 @@ function ajvFor(coerce: boolean): Ajv {
 
 export interface BuiltApp {
   app: Api;
-  /** Every route registered, with its declared requirement, for docs and the route-table test. */
-  routes: { method: string; url: string; config: unknown; schema: unknown }[];
+  /**
+   * Every route registered, with its declared requirement and the module that declared it
+   * (undefined for the platform's own, e.g. /docs), for docs and the route-table tests.
+   */
+  routes: { method: string; url: string; config: unknown; schema: unknown; module: string | undefined }[];
 }
 
 export async function buildApp(ctx: AppContext, modules: readonly Module[]): Promise<BuiltApp> {
@@ -50,6 +53,9 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
   app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : otherAjv).compile(schema));
 
   const routes: BuiltApp['routes'] = [];
+  // Modules are registered one at a time (each `register` is awaited), so this names the one
+  // whose routes are being declared.
+  let declaring: string | undefined;
   app.addHook('onRoute', (route) => {
     if (route.method === 'HEAD') return;
     const plugin = PLUGIN_ROUTE_PREFIXES.some((p) => route.url === p || route.url.startsWith(`${p}/`));
@@ -57,7 +63,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
       const problem = validateAuthRequirement(route);
       if (problem) throw new Error(`Route declaration error: ${problem}`);
     }
-    for (const method of [route.method].flat()) routes.push({ method, url: route.url, config: route.config, schema: route.schema });
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, config: route.config, schema: route.schema, module: declaring });
   });
 
   installErrorHandling(app);
@@ -84,7 +90,10 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
 
   for (const mod of modules) {
     const { routes: declare } = mod;
-    if (declare) await app.register(async (scope) => declare(scope as unknown as Api, ctx));
+    if (!declare) continue;
+    declaring = mod.name;
+    await app.register(async (scope) => declare(scope as unknown as Api, ctx));
+    declaring = undefined;
   }
   await app.ready();
   return { app, routes };

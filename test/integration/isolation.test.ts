@@ -1,109 +1,119 @@
-// Tenant isolation over the whole route table: project A's API key and A's admin user get 404 or 403
-// on every route of project B, never a 2xx and never a 5xx. The walk is generic, so route families
-// added later are covered without touching this file.
+// Tenant isolation over real resources, driven by the route table: every module's fixtures create
+// one real resource of each kind in projects A and B (and a control project C), then every route
+// that needs a credential is sent
+//   (1) B's credentials on A's path with A's real ids,
+//   (2) A's credentials on A's project path with B's real ids,
+//   (3) no credential, and malformed ones,
+// and must answer 404/403 (1, 2) or 401 (3) in the error format, leaving every row of the database
+// as it was. C's own admin proves each route reaches its resources (so a 404 above is a refusal,
+// not a broken fixture). A route whose parameters no fixture provides fails the walk: a new route is
+// covered as soon as its module has fixtures for what it addresses.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
-import { apiRoutes, fillPath, pathParams, requiredQuery, type RouteInfo } from '../support/routes.ts';
+import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
+import { apiRoutes, pathParams, type RouteInfo } from '../support/routes.ts';
+import { createFixtures, fingerprint, missingParams, routePath, validBody, type FixtureValues } from '../support/walk.ts';
 
-forEachEngine('tenant isolation', (engine) => {
+const MALFORMED: [string, Record<string, string>][] = [
+  ['no credential', {}],
+  ['an empty bearer', { authorization: 'Bearer ' }],
+  ['a garbage bearer', { authorization: 'Bearer not-a-credential' }],
+  ['a forged API key', { authorization: 'Bearer ma-00000000-0000-4000-8000-000000000000.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' }],
+  ['a forged JWT', { authorization: 'Bearer eyJhbGciOiJFUzI1NiIsImtpZCI6Im5vbmUifQ.eyJzdWIiOiJ4In0.c2ln' }],
+  ['another scheme', { authorization: 'Basic dXNlcjpwYXNz' }],
+];
+
+forEachEngine('tenant isolation walk', (engine) => {
   let service: TestService;
   let a: Tenant;
   let b: Tenant;
-  /** Ids and names of B's real resources, by path parameter name. */
-  const bValues: Record<string, string> = {};
-  const FILE = 'b-folder/b-file.txt';
+  let c: Tenant;
+  let aValues: FixtureValues;
+  let bValues: FixtureValues;
+  let routes: RouteInfo[];
 
   before(async () => {
-    service = await startTestService(engine);
-    a = await createTenant(service, 'iso-a');
-    b = await createTenant(service, 'iso-b');
-    const project = `/accounts/projects/${b.projectId}`;
-    const member = await createUserWithToken(service, 'iso-b-member');
-    assert.equal((await call(service, 'POST', `${project}/users`, { token: b.apiKey, json: { user_id: member.userId } })).status, 200);
-    const room = await call(service, 'POST', `${project}/rooms`, { token: b.apiKey, json: { name: 'b-room' } });
-    assert.equal(room.status, 201);
-    const agent = await call(service, 'POST', `${project}/agents`, { token: b.apiKey, json: { configuration: { metadata: { name: 'b-agent' } } } });
-    assert.equal(agent.status, 201);
-    const key = await call(service, 'POST', `${project}/api-keys`, { token: b.apiKey, json: { name: 'b-key' } });
-    assert.equal(key.status, 201);
-    const file = await call(service, 'POST', `/projects/${b.projectId}/storage/upload?path=${FILE}`, { token: b.apiKey, body: 'b secret', headers: { 'content-type': 'application/octet-stream' } });
-    assert.equal(file.status, 200);
-    Object.assign(bValues, {
-      project_id: b.projectId,
-      room_name: 'b-room',
-      room_id: room.body.id,
-      agent_name: 'b-agent',
-      agent_id: agent.body.id,
-      id: key.body.id,
-      user_id: member.userId,
-    });
+    // No background work: every row change must come from a request.
+    service = await startTestService(engine, {}, { workers: () => [] });
+    [a, b, c] = [await createTenant(service, 'walk-a'), await createTenant(service, 'walk-b'), await createTenant(service, 'walk-c')];
+    aValues = await createFixtures(service, a);
+    bValues = await createFixtures(service, b);
+    routes = apiRoutes(service).filter((r) => r.auth?.permission !== 'public');
   });
   after(() => service?.stop());
 
-  /** Routes that need a credential and name a resource in their path. */
-  const protectedRoutes = (): RouteInfo[] => apiRoutes(service).filter((r) => r.auth?.permission !== 'public' && pathParams(r.url).length > 0);
+  /** The tenant's admin credential that the route accepts: its API key, else its user token. */
+  const credentialFor = (route: RouteInfo, tenant: Tenant) => ((route.auth?.credentials ?? ['api_key', 'user']).includes('api_key') ? tenant.apiKey : tenant.userToken);
+  const credentials = (tenant: Tenant): [string, string][] => [['API key', tenant.apiKey], ['admin user', tenant.userToken]];
+  const describe = (route: RouteInfo, path: string, r: { status: number; body: unknown }) => `${route.method} ${path}: ${r.status} ${JSON.stringify(r.body).slice(0, 160)}`;
+  const isErrorBody = (body: any) => typeof body?.error?.code === 'string' && typeof body?.error?.message === 'string';
 
-  const request = (route: RouteInfo, token: string) => {
-    const path = fillPath(route, bValues) + requiredQuery(route, { path: FILE });
-    const withBody = route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH';
-    const options = withBody
-      ? route.schema?.body !== undefined ? { token, json: {} } : { token, body: 'x', headers: { 'content-type': 'application/octet-stream' } }
-      : { token };
-    return { path, response: call(service, route.method, path, options) };
-  };
+  /** Sends the request and checks the status and that no row of the database changed. */
+  async function refused(route: RouteInfo, path: string, options: Parameters<typeof call>[3], expected: number[], who: string, failures: string[]) {
+    const before = await fingerprint(service);
+    const r = await call(service, route.method, path, { ...validBody(route), ...options });
+    if (!expected.includes(r.status)) failures.push(`${who}: ${describe(route, path, r)}`);
+    else if (!isErrorBody(r.body)) failures.push(`${who}: ${describe(route, path, r)} (not the error format)`);
+    if ((await fingerprint(service)) !== before) failures.push(`${who}: ${route.method} ${path} changed the database`);
+  }
 
-  test("every project-B route answers 404 or 403 to project A's credentials", async () => {
-    const routes = protectedRoutes();
-    assert.ok(routes.some((r) => r.url.includes(':project_id')), 'project routes were found');
+  test('every route that needs a credential has its parameters provided by fixtures', () => {
+    assert.ok(routes.length > 30, 'the route table is populated');
+    const unreachable = routes.filter((r) => missingParams(r, aValues).length > 0).map((r) => `${r.method} ${r.url} (module ${r.module}): no fixture provides ${missingParams(r, aValues).join(', ')}`);
+    assert.deepEqual(unreachable, []);
+  });
+
+  test("(1) B's credentials on A's paths with A's real ids: 404 or 403, nothing changed", async () => {
     const failures: string[] = [];
-    for (const route of routes) {
-      for (const [who, token] of [["A's API key", a.apiKey], ["A's admin user", a.userToken]] as const) {
-        const { path, response } = request(route, token);
-        const r = await response;
-        if (r.status !== 404 && r.status !== 403) failures.push(`${route.method} ${path} with ${who}: ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
-        else if (typeof r.body?.error?.code !== 'string') failures.push(`${route.method} ${path} with ${who}: no error body`);
-      }
+    for (const route of routes.filter((r) => pathParams(r.url).length > 0)) {
+      for (const [what, token] of credentials(b)) await refused(route, routePath(route, aValues), { token }, [403, 404], `B's ${what}`, failures);
     }
     assert.deepEqual(failures, []);
   });
 
-  test("project B's resources are untouched and reachable by B", async () => {
-    const project = `/accounts/projects/${b.projectId}`;
-    assert.equal((await call(service, 'GET', `${project}/rooms/b-room`, { token: b.apiKey })).status, 200);
-    assert.equal((await call(service, 'GET', `${project}/agents/b-agent`, { token: b.apiKey })).status, 200);
-    const keys = await call(service, 'GET', `${project}/api-keys`, { token: b.apiKey });
-    assert.ok(keys.body.keys.some((k: { id: string }) => k.id === bValues.id));
-    const users = await call(service, 'GET', `${project}/users`, { token: b.apiKey });
-    assert.ok(users.body.users.some((u: { user_id: string }) => u.user_id === bValues.user_id));
-    const file = await call(service, 'GET', `/projects/${b.projectId}/storage/download?path=${FILE}`, { token: b.apiKey });
-    assert.equal(file.status, 200);
-    assert.equal(file.body, 'b secret');
-    // And A's credentials still work on A: the walk did not lock anybody out.
-    assert.equal((await call(service, 'GET', `/accounts/projects/${a.projectId}`, { token: a.apiKey })).status, 200);
-    assert.equal((await call(service, 'GET', `/accounts/projects/${a.projectId}`, { token: a.userToken })).status, 200);
+  test("(2) A's credentials with B's real ids under A's project: 404 or 403, nothing changed", async () => {
+    const failures: string[] = [];
+    // Routes that address an existing resource: by a path id, or by a query name they read or
+    // delete (an upload to B's path name under A's project writes A's own file, as it should).
+    const addressing = (r: RouteInfo) => pathParams(r.url).some((p) => p !== 'project_id')
+      || ((r.schema?.querystring?.required ?? []).length > 0 && (r.method === 'GET' || r.method === 'DELETE'));
+    const crossing = routes.filter(addressing);
+    assert.ok(crossing.length > 20, 'routes addressing resources were found');
+    for (const route of crossing) {
+      const mixed: FixtureValues = { byModule: bValues.byModule, any: { ...bValues.any, project_id: a.projectId } };
+      for (const [what, token] of credentials(a)) await refused(route, routePath(route, mixed), { token }, [403, 404], `A's ${what}`, failures);
+    }
+    assert.deepEqual(failures, []);
   });
 
-  test("A's resource ids under A's project do not reach B's resources", async () => {
-    // B's resource ids used with A's own project id are missing there, not B's.
-    const project = `/accounts/projects/${a.projectId}`;
-    for (const [method, path, json] of [
-      ['GET', `${project}/rooms/b-room`],
-      ['PUT', `${project}/rooms/${bValues.room_id}`, { name: 'stolen' }],
-      ['DELETE', `${project}/rooms/${bValues.room_id}`],
-      ['GET', `${project}/agents/b-agent`],
-      ['PUT', `${project}/agents/${bValues.agent_id}`, { configuration: { metadata: { name: 'stolen' } } }],
-      ['DELETE', `${project}/agents/${bValues.agent_id}`],
-      ['DELETE', `${project}/api-keys/${bValues.id}`],
-      ['PUT', `${project}/users/${bValues.user_id}`, { roles: ['admin'] }],
-      ['DELETE', `${project}/users/${bValues.user_id}`],
-      ['POST', `${project}/rooms/b-room/connect`, {}],
-      ['POST', `${project}/agents/b-agent/connect`, {}],
-    ] as [string, string, unknown?][]) {
-      const r = await call(service, method, path, { token: a.apiKey, json });
-      assert.equal(r.status, 404, `${method} ${path}: ${JSON.stringify(r.body)}`);
+  test('(3) no credential or a malformed one: 401 on every route, nothing changed', async () => {
+    const failures: string[] = [];
+    for (const route of routes) {
+      for (const [what, headers] of MALFORMED) await refused(route, routePath(route, aValues), { headers }, [401], what, failures);
     }
-    assert.equal((await call(service, 'GET', `/projects/${a.projectId}/storage/download?path=${FILE}`, { token: a.apiKey })).status, 404);
-    assert.equal((await call(service, 'GET', `/accounts/projects/${b.projectId}/rooms/b-room`, { token: b.apiKey })).body.name, 'b-room');
+    assert.deepEqual(failures, []);
+  });
+
+  test("the walk reaches every route: C's admin gets past authentication and finds C's resources", async () => {
+    const failures: string[] = [];
+    for (const route of routes) {
+      // Fresh resources per route: the previous route may have renamed or deleted them.
+      const values = await createFixtures(service, c);
+      const path = routePath(route, values);
+      const r = await call(service, route.method, path, { token: credentialFor(route, c), ...validBody(route) });
+      const notFound = r.status === 404 && pathParams(route.url).length > 1;
+      if (r.status === 401 || r.status === 403 || notFound || r.status >= 500) failures.push(describe(route, path, r));
+    }
+    assert.deepEqual(failures, []);
+  });
+
+  test("A's and B's resources are intact and still theirs", async () => {
+    for (const [tenant, values] of [[a, aValues], [b, bValues]] as const) {
+      const project = `/accounts/projects/${tenant.projectId}`;
+      assert.equal((await call(service, 'GET', `${project}/rooms/${values.any.room_name}`, { token: tenant.apiKey })).status, 200);
+      assert.equal((await call(service, 'GET', `${project}/agents/${values.any.agent_name}`, { token: tenant.apiKey })).status, 200);
+      assert.equal((await call(service, 'GET', `/projects/${tenant.projectId}/storage/download?path=${encodeURIComponent(values.any.path!)}`, { token: tenant.apiKey })).body, 'fixture');
+      assert.equal((await call(service, 'GET', project, { token: tenant.userToken })).status, 200);
+    }
   });
 });

@@ -1,6 +1,5 @@
 // Helpers for suites that walk the registered route table (isolation, bad input, declarations), so
 // route families added later are covered without touching those suites.
-import { randomUUID } from 'node:crypto';
 import { PLUGIN_ROUTE_PREFIXES } from '../../src/app.ts';
 import type { AuthRequirement } from '../../src/platform/http/auth.ts';
 import type { RunningService } from '../../src/main.ts';
@@ -10,6 +9,8 @@ export interface RouteInfo {
   url: string;
   auth: AuthRequirement | undefined;
   schema: RouteSchema | undefined;
+  /** The module that declared it. */
+  module: string | undefined;
 }
 
 export interface RouteSchema {
@@ -38,6 +39,7 @@ export function apiRoutes(service: Pick<RunningService, 'routes'>): RouteInfo[] 
       url: route.url,
       auth: (route.config as { auth?: AuthRequirement } | undefined)?.auth,
       schema: route.schema as RouteSchema | undefined,
+      module: route.module,
     });
   }
   return out.sort((a, b) => a.url.localeCompare(b.url) || a.method.localeCompare(b.method));
@@ -45,29 +47,6 @@ export function apiRoutes(service: Pick<RunningService, 'routes'>): RouteInfo[] 
 
 export function pathParams(url: string): string[] {
   return [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!);
-}
-
-/**
- * Fills `:param`s: known values first, else a random UUID where the schema wants one (or the name
- * looks like an id), else a plausible name.
- */
-export function fillPath(route: RouteInfo, values: Record<string, string | undefined>): string {
-  return route.url.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => {
-    const known = values[name];
-    if (known !== undefined) return encodeURIComponent(known);
-    const format = route.schema?.params?.properties?.[name]?.format;
-    if (format === 'uuid' || name === 'id' || name.endsWith('_id')) return randomUUID();
-    return `probe-${name.replaceAll('_', '-')}`;
-  });
-}
-
-/** A query string satisfying the route's required query parameters with harmless values. */
-export function requiredQuery(route: RouteInfo, values: Record<string, string> = {}): string {
-  const required = route.schema?.querystring?.required ?? [];
-  if (required.length === 0) return '';
-  const params = new URLSearchParams();
-  for (const name of required) params.set(name, values[name] ?? 'probe.txt');
-  return `?${params}`;
 }
 
 export function hasJsonBody(route: RouteInfo): boolean {

@@ -12,7 +12,7 @@ export const AgentConfiguration = Type.Object({
   kind: Type.Optional(Type.String({ maxLength: 50 })),
   name: Type.Optional(AgentName),
   metadata: Type.Optional(Type.Object({ name: Type.Optional(AgentName), annotations: Type.Optional(Type.Record(Type.String(), Type.String())) }, { additionalProperties: true })),
-}, { additionalProperties: true, maxProperties: 100 });
+}, { additionalProperties: true, maxProperties: 100, examples: [{ version: 'v1', kind: 'ManagedAgent', metadata: { name: 'support-bot' } }] });
 
 export const Agent = Type.Object({
   id: Type.String(),

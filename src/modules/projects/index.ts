@@ -3,4 +3,16 @@ import type { Module } from '../../platform/http/module.ts';
 import { projectRoutes } from './routes.ts';
 import { memberships } from './service.ts';
 
-export const projectsModule: Module = { name: 'projects', routes: projectRoutes, memberships };
+export const projectsModule: Module = {
+  name: 'projects',
+  routes: projectRoutes,
+  memberships,
+  fixtures: [{
+    provides: ['user_id'],
+    async create(client) {
+      const user = await client.newUser();
+      await client.request('POST', `/accounts/projects/${client.projectId}/users`, { json: { user_id: user.id, roles: ['member'] } });
+      return { user_id: user.id };
+    },
+  }],
+};

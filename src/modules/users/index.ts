@@ -7,4 +7,6 @@ export const usersModule: Module = {
   name: 'users',
   routes: userRoutes,
   verifiers: (ctx) => [personalAccessTokenVerifier(ctx.db)],
+  // A profile route addresses a user; the project's admin is the one whose profile they may edit.
+  fixtures: [{ provides: ['user_id'], create: async (client) => ({ user_id: client.userId }) }],
 };

@@ -1,0 +1,98 @@
+// What the suites that walk the route table share (tenant isolation, the fuzz): real resources made
+// by every module's fixtures, a route's path and query filled from them, a valid body, and a
+// fingerprint of the whole database to prove that a refused request changed nothing.
+import { sql } from 'drizzle-orm';
+import { modules } from '../../src/modules/index.ts';
+import { createUser } from '../../src/modules/users/service.ts';
+import type { Fixture, FixtureClient } from '../../src/platform/http/module.ts';
+import { rowsOf } from '../../src/platform/jobs/outbox.ts';
+import { call, type Tenant, type TestService } from './service.ts';
+import { pathParams, type RouteInfo } from './routes.ts';
+import { sampleOf } from './samples.ts';
+
+/** The parameters of one project's fixtures: by the module that provided them, and first-wins overall. */
+export interface FixtureValues {
+  byModule: Map<string, Record<string, string>>;
+  any: Record<string, string>;
+}
+
+function fixtureClient(service: TestService, tenant: Tenant): FixtureClient {
+  return {
+    projectId: tenant.projectId,
+    userId: tenant.userId,
+    async request(method, path, options = {}) {
+      const token = options.as === 'user' ? tenant.userToken : tenant.apiKey;
+      const r = options.bytes !== undefined
+        ? await call(service, method, path, { token, body: options.bytes, headers: { 'content-type': 'application/octet-stream' } })
+        : await call(service, method, path, { token, json: options.json });
+      if (r.status < 200 || r.status >= 300) throw new Error(`fixture request ${method} ${path} answered ${r.status}: ${JSON.stringify(r.body)}`);
+      return r.body;
+    },
+    async newUser() {
+      const email = `fixture-${Math.random().toString(36).slice(2)}@example.test`;
+      const user = await createUser(service.ctx.db, { email, password: 'correct horse battery staple', emailVerified: true });
+      return { id: user.id, email };
+    },
+  };
+}
+
+/** Runs every module's fixtures in one project, each after the fixtures it needs. */
+export async function createFixtures(service: TestService, tenant: Tenant): Promise<FixtureValues> {
+  const client = fixtureClient(service, tenant);
+  const values: FixtureValues = { byModule: new Map(), any: { project_id: tenant.projectId } };
+  let pending: { module: string; fixture: Fixture }[] = modules.flatMap((m) => (m.fixtures ?? []).map((fixture) => ({ module: m.name, fixture })));
+  while (pending.length > 0) {
+    const ready = pending.filter(({ fixture }) => (fixture.needs ?? []).every((n) => values.any[n] !== undefined));
+    if (ready.length === 0) throw new Error(`fixtures need parameters nobody provides: ${pending.map((p) => `${p.module} needs ${p.fixture.needs?.join(', ')}`).join('; ')}`);
+    for (const { module, fixture } of ready) {
+      const made = await fixture.create(client, values.any);
+      for (const name of fixture.provides) {
+        if (made[name] === undefined) throw new Error(`the ${module} fixture promised ${name} but did not return it`);
+      }
+      values.byModule.set(module, { ...values.byModule.get(module), ...made });
+      for (const [name, value] of Object.entries(made)) values.any[name] ??= value;
+    }
+    pending = pending.filter((p) => !ready.includes(p));
+  }
+  return values;
+}
+
+/** The value of a parameter for a route: its own module's fixture first, then any module's. */
+export function paramValue(route: RouteInfo, values: FixtureValues, name: string): string | undefined {
+  if (name === 'project_id') return values.any.project_id;
+  return (route.module ? values.byModule.get(route.module)?.[name] : undefined) ?? values.any[name];
+}
+
+/** Parameters of a route that no fixture provides (a route the walk cannot reach). */
+export function missingParams(route: RouteInfo, values: FixtureValues): string[] {
+  const required = [...pathParams(route.url), ...(route.schema?.querystring?.required ?? [])];
+  return required.filter((name) => paramValue(route, values, name) === undefined);
+}
+
+/** The route's path with its parameters and required query filled from a project's fixtures. */
+export function routePath(route: RouteInfo, values: FixtureValues): string {
+  const path = route.url.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => encodeURIComponent(paramValue(route, values, name) ?? `missing-${name}`));
+  const required = route.schema?.querystring?.required ?? [];
+  if (required.length === 0) return path;
+  return `${path}?${new URLSearchParams(required.map((name): [string, string] => [name, paramValue(route, values, name) ?? `missing-${name}`]))}`;
+}
+
+/** A request body the route's schema accepts (raw bytes for upload routes, which take no JSON). */
+export function validBody(route: RouteInfo): { json: unknown } | { body: string; headers: Record<string, string> } | Record<string, never> {
+  if (route.method !== 'POST' && route.method !== 'PUT' && route.method !== 'PATCH') return {};
+  if (route.schema?.body === undefined) return { body: 'walk', headers: { 'content-type': 'application/octet-stream' } };
+  return { json: sampleOf(route.schema.body as Record<string, unknown>, `${route.method} ${route.url} body`) };
+}
+
+/** Tables whose rows change without any request (none while the walk runs without workers). */
+const VOLATILE_TABLES = new Set(['schema_migrations']);
+
+/** One digest of every row of every table: equal before and after means nothing was written. */
+export async function fingerprint(service: TestService): Promise<string> {
+  const db = service.ctx.db;
+  const tables = rowsOf<{ name: string }>(await db.execute(sql`select tablename as name from pg_tables where schemaname = 'public' order by tablename`))
+    .map((t) => t.name).filter((name) => !VOLATILE_TABLES.has(name));
+  const parts = tables.map((name) => sql`select ${name} as name, md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as digest from ${sql.identifier(name)} t`);
+  const rows = rowsOf<{ name: string; digest: string }>(await db.execute(sql.join(parts, sql` union all `)));
+  return rows.map((r) => `${r.name}:${r.digest}`).join(',');
+}
