@@ -7,9 +7,10 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { AppContext } from './context.ts';
 import { installAuth, validateAuthRequirement } from './platform/http/auth.ts';
-import { ErrorBody, MAX_PARAM_LENGTH, frameworkErrorHandler, installErrorHandling } from './platform/http/errors.ts';
+import { ErrorBody, MAX_PARAM_LENGTH, badRequest, frameworkErrorHandler, installErrorHandling } from './platform/http/errors.ts';
 import { installMetrics } from './platform/http/metrics.ts';
 import type { Api, Module } from './platform/http/module.ts';
+import { illFormedText } from './platform/http/schemas.ts';
 
 /**
  * Prefixes served by plugins that do their own authentication (documented in docs/permissions.md).
@@ -68,6 +69,10 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
 
   installErrorHandling(app);
   installAuth(app, ctx.auth);
+  app.addHook('preValidation', async (request) => {
+    const bad = illFormedText(request.params, 'params') ?? illFormedText(request.query, 'query') ?? illFormedText(request.body, 'body');
+    if (bad) throw badRequest(`${bad} must be well-formed Unicode text without NUL characters`);
+  });
   installMetrics(app);
   app.addSchema(ErrorBody);
 

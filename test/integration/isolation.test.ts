@@ -98,7 +98,7 @@ forEachEngine('tenant isolation walk', (engine) => {
     const failures: string[] = [];
     for (const route of routes) {
       // Fresh resources per route: the previous route may have renamed or deleted them.
-      const values = await createFixtures(service, c);
+      const values = await createFixtures(service, c, route);
       const path = routePath(route, values);
       const r = await call(service, route.method, path, { token: credentialFor(route, c), ...validBody(route) });
       const notFound = r.status === 404 && pathParams(route.url).length > 1;

@@ -34,6 +34,27 @@ describe('route declarations [pglite]', () => {
     assert.ok(service.routes.some((r) => isPluginRoute(r.url)), 'the /docs plugin is registered');
   });
 
+  test('every input is bounded: strings, arrays and open objects in params, query and body have a maximum', () => {
+    const problems: string[] = [];
+    const walk = (schema: any, where: string) => {
+      if (!schema || typeof schema !== 'object') return;
+      const types = [schema.type].flat();
+      if (types.includes('string') && schema.maxLength === undefined && schema.enum === undefined && schema.const === undefined && !['uuid', 'date-time'].includes(schema.format)) problems.push(`${where}: a string without maxLength`);
+      if (types.includes('array') && schema.maxItems === undefined) problems.push(`${where}: an array without maxItems`);
+      const open = schema.patternProperties !== undefined || (types.includes('object') && schema.additionalProperties !== undefined && schema.additionalProperties !== false);
+      if (open && schema.maxProperties === undefined) problems.push(`${where}: an open object without maxProperties`);
+      for (const [key, sub] of Object.entries(schema.properties ?? {})) walk(sub, `${where}.${key}`);
+      for (const sub of Object.values(schema.patternProperties ?? {})) walk(sub, `${where}[*]`);
+      if (typeof schema.additionalProperties === 'object') walk(schema.additionalProperties, `${where}[*]`);
+      if (schema.items) walk(schema.items, `${where}[]`);
+      for (const key of ['anyOf', 'oneOf', 'allOf'] as const) for (const sub of schema[key] ?? []) walk(sub, where);
+    };
+    for (const route of apiRoutes(service)) {
+      for (const part of ['params', 'querystring', 'body'] as const) walk(route.schema?.[part], `${route.method} ${route.url} ${part}`);
+    }
+    assert.deepEqual(problems, []);
+  });
+
   test('docs/permissions.md is up to date', () => {
     const expected = renderPermissionsDoc(service.routes);
     let committed = '';

@@ -36,11 +36,15 @@ function fixtureClient(service: TestService, tenant: Tenant): FixtureClient {
   };
 }
 
-/** Runs every module's fixtures in one project, each after the fixtures it needs. */
-export async function createFixtures(service: TestService, tenant: Tenant): Promise<FixtureValues> {
+/**
+ * Runs the modules' fixtures in one project, each after the fixtures it needs: all of them, or only
+ * those a route's parameters need (its own module's first).
+ */
+export async function createFixtures(service: TestService, tenant: Tenant, forRoute?: RouteInfo): Promise<FixtureValues> {
   const client = fixtureClient(service, tenant);
   const values: FixtureValues = { byModule: new Map(), any: { project_id: tenant.projectId } };
-  let pending: { module: string; fixture: Fixture }[] = modules.flatMap((m) => (m.fixtures ?? []).map((fixture) => ({ module: m.name, fixture })));
+  const all = modules.flatMap((m) => (m.fixtures ?? []).map((fixture) => ({ module: m.name, fixture })));
+  let pending = forRoute ? neededFixtures(all, routeParams(forRoute), forRoute.module) : all;
   while (pending.length > 0) {
     const ready = pending.filter(({ fixture }) => (fixture.needs ?? []).every((n) => values.any[n] !== undefined));
     if (ready.length === 0) throw new Error(`fixtures need parameters nobody provides: ${pending.map((p) => `${p.module} needs ${p.fixture.needs?.join(', ')}`).join('; ')}`);
@@ -57,16 +61,33 @@ export async function createFixtures(service: TestService, tenant: Tenant): Prom
   return values;
 }
 
+function neededFixtures<T extends { module: string; fixture: Fixture }>(all: readonly T[], wanted: readonly string[], preferModule: string | undefined): T[] {
+  const chosen = new Set<T>();
+  const want = [...wanted];
+  const ordered = [...all].sort((a, b) => Number(b.module === preferModule) - Number(a.module === preferModule));
+  for (let name = want.pop(); name !== undefined; name = want.pop()) {
+    const provider = ordered.find((f) => f.fixture.provides.includes(name!));
+    if (!provider || chosen.has(provider)) continue;
+    chosen.add(provider);
+    want.push(...(provider.fixture.needs ?? []));
+  }
+  return all.filter((f) => chosen.has(f));
+}
+
 /** The value of a parameter for a route: its own module's fixture first, then any module's. */
 export function paramValue(route: RouteInfo, values: FixtureValues, name: string): string | undefined {
   if (name === 'project_id') return values.any.project_id;
   return (route.module ? values.byModule.get(route.module)?.[name] : undefined) ?? values.any[name];
 }
 
+/** The path parameters and required query parameters of a route. */
+function routeParams(route: RouteInfo): string[] {
+  return [...pathParams(route.url), ...(route.schema?.querystring?.required ?? [])];
+}
+
 /** Parameters of a route that no fixture provides (a route the walk cannot reach). */
 export function missingParams(route: RouteInfo, values: FixtureValues): string[] {
-  const required = [...pathParams(route.url), ...(route.schema?.querystring?.required ?? [])];
-  return required.filter((name) => paramValue(route, values, name) === undefined);
+  return routeParams(route).filter((name) => paramValue(route, values, name) === undefined);
 }
 
 /** The route's path with its parameters and required query filled from a project's fixtures. */

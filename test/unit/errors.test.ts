@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { ERRORS_DOC, renderErrorsDoc } from '../../scripts/errors-doc.ts';
+import { illFormedText } from '../../src/platform/http/schemas.ts';
 import { ERROR_CATALOGUE, apiError, badRequest, conflict, forbidden, notFound, tooManyRequests, toApiError, unauthorized } from '../../src/platform/http/errors.ts';
 
 test('templates are filled from parameters; a string is the detail', () => {
@@ -43,4 +44,12 @@ test('docs/errors.md is up to date', () => {
     // missing: reported below
   }
   assert.ok(committed === renderErrorsDoc(), 'docs/errors.md is stale or missing: run `npm run docs:errors` and commit the result');
+});
+
+test('ill-formed text is found wherever it hides; well-formed text and streams pass', () => {
+  assert.equal(illFormedText({ a: ['ok', { b: '\ud800' }] }, 'body'), 'body.a[1].b');
+  assert.equal(illFormedText({ ['k\u0000']: 1 }, 'body'), 'body (a key)');
+  assert.equal(illFormedText('a\u0000', 'query.q'), 'query.q');
+  assert.equal(illFormedText({ name: 'ü🚀 名前', n: 1, ok: true, none: null }, 'body'), undefined);
+  assert.equal(illFormedText(Buffer.from([0, 0xd8]), 'body'), undefined);
 });

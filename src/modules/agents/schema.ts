@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { JsonObject, Name, Timestamp } from '../../platform/http/schemas.ts';
+import { JsonObject, Name, StringMap, Timestamp } from '../../platform/http/schemas.ts';
 
 export const AgentName = Type.String({ ...Name, description: 'Agent name, unique in the project' });
 
@@ -11,7 +11,7 @@ export const AgentConfiguration = Type.Object({
   version: Type.Optional(Type.String({ maxLength: 20 })),
   kind: Type.Optional(Type.String({ maxLength: 50 })),
   name: Type.Optional(AgentName),
-  metadata: Type.Optional(Type.Object({ name: Type.Optional(AgentName), annotations: Type.Optional(Type.Record(Type.String(), Type.String())) }, { additionalProperties: true })),
+  metadata: Type.Optional(Type.Object({ name: Type.Optional(AgentName), annotations: Type.Optional(StringMap) }, { additionalProperties: true, maxProperties: 100 })),
 }, { additionalProperties: true, maxProperties: 100, examples: [{ version: 'v1', kind: 'ManagedAgent', metadata: { name: 'support-bot' } }] });
 
 export const Agent = Type.Object({

@@ -14,7 +14,7 @@ export type ResponseType = (typeof RESPONSE_TYPES)[number];
 export const MAX_REDIRECT_URIS = 20;
 export const MAX_METADATA_ENTRIES = 50;
 
-export const ClientId = Type.String({ pattern: '^[A-Za-z0-9._~-]{1,128}$', description: 'OAuth client id' });
+export const ClientId = Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9._~-]{1,128}$', description: 'OAuth client id' });
 export const ClientParams = Type.Object({ project_id: Uuid, client_id: ClientId });
 
 const ClientName = Type.String({ maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: 'Label shown in the console and on the consent page' });

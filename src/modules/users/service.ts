@@ -49,9 +49,10 @@ export async function createUser(db: Db, input: NewUser): Promise<store.UserRow>
   });
 }
 
-export async function issuePersonalAccessToken(db: Db, userId: string, name: string): Promise<string> {
+/** A new personal access token (its value, shown once); it never expires unless `expiresAt` says so. */
+export async function issuePersonalAccessToken(db: Db, userId: string, name: string, expiresAt?: Date): Promise<string> {
   const token = newPersonalAccessToken(randomUUID());
-  await store.insertPersonalAccessToken(db, { id: token.tokenId, userId, name, secretHash: hashSecret(token.secret) });
+  await store.insertPersonalAccessToken(db, { id: token.tokenId, userId, name, secretHash: hashSecret(token.secret), expiresAt: expiresAt ?? null });
   return token.value;
 }
 

@@ -26,3 +26,31 @@ export const EmptyBody = Type.Union([Type.Object({}), Type.Null()], { descriptio
 
 export const Ok = Type.Object({ ok: Type.Boolean() });
 export const OK = { ok: true } as const;
+
+// Parsed JSON, query strings and params are plain objects; a streamed body (uploads) is not walked.
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value));
+
+/**
+ * Where a request value holds text no route should store: a string (or object key) that is not
+ * well-formed Unicode (a lone UTF-16 surrogate) or contains NUL. Returns the path of the first such
+ * value (`body.metadata.name`), or undefined. Checked for params, query and body of every route
+ * before validation, so every name, id and free text the API accepts is well-formed.
+ */
+export function illFormedText(value: unknown, where: string): string | undefined {
+  const stack: [unknown, string][] = [[value, where]];
+  for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
+    const [current, path] = item;
+    if (typeof current === 'string') {
+      if (!current.isWellFormed() || current.includes('\u0000')) return path;
+    } else if (Array.isArray(current)) {
+      current.forEach((v, i) => stack.push([v, `${path}[${i}]`]));
+    } else if (isPlainObject(current)) {
+      for (const [key, v] of Object.entries(current)) {
+        if (!key.isWellFormed() || key.includes('\u0000')) return `${path} (a key)`;
+        stack.push([v, `${path}.${key}`]);
+      }
+    }
+  }
+  return undefined;
+}
