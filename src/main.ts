@@ -17,6 +17,7 @@ import { migrate } from './platform/db/migrate.ts';
 import { Events } from './platform/events/emit.ts';
 import { Auth } from './platform/http/auth.ts';
 import type { Module } from './platform/http/module.ts';
+import { DeclaredSchedules, Scheduler } from './platform/jobs/scheduler.ts';
 import { JobWorker } from './platform/jobs/worker.ts';
 
 export interface Background {
@@ -26,13 +27,16 @@ export interface Background {
 
 /**
  * The background work every instance runs unless told otherwise: the outbox worker, with the job
- * handlers of every module. Instances on one PostgreSQL share the jobs (SKIP LOCKED leases).
+ * handlers of every module and one per schedule, and the scheduler that enqueues the schedules'
+ * runs. Instances on one PostgreSQL share both (SKIP LOCKED). Throws on an invalid schedule.
  */
 export function defaultWorkers(ctx: AppContext, modules: readonly Module[] = allModules): Background[] {
-  const handlers = modules.flatMap((m) => m.jobs?.(ctx) ?? []);
+  const schedules = new DeclaredSchedules(modules.flatMap((m) => m.schedules?.(ctx) ?? []));
+  const handlers = [...modules.flatMap((m) => m.jobs?.(ctx) ?? []), ...schedules.handlers()];
   const { pollMs, batchSize, concurrency, leaseMs } = ctx.config.jobs;
   const jobs = new JobWorker(ctx.database, { handlers, pollMs, batchSize, concurrency, leaseMs, log: ctx.log });
-  return [{ start: () => jobs.start(), stop: () => jobs.stop() }];
+  const scheduler = new Scheduler(ctx.database, { timetables: schedules.size > 0 ? [schedules] : [], pollMs, batchSize, log: ctx.log });
+  return [{ start: () => jobs.start(), stop: () => jobs.stop() }, { start: () => scheduler.start(), stop: () => scheduler.stop() }];
 }
 
 /** Opens the database and everything that stands on it; no HTTP yet. */
@@ -89,14 +93,16 @@ export async function startService(config: Config, options: ServiceOptions = {})
   const modules = options.modules ?? allModules;
   const ctx = await openContext(config, options.log, modules);
   let built: BuiltApp;
+  let workers: Background[];
   try {
+    // First, so that a module's invalid schedule stops the boot before anything listens.
+    workers = options.workers ? options.workers(ctx) : defaultWorkers(ctx, modules);
     built = await buildApp(ctx, modules);
     await built.app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await ctx.database.close();
     throw error;
   }
-  const workers = options.workers ? options.workers(ctx) : defaultWorkers(ctx, modules);
   for (const worker of workers) worker.start();
   const address = built.app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

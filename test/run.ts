@@ -1,12 +1,17 @@
 // `npm test`: provisions what the suites need (a throwaway PostgreSQL cluster, Chromium), says
 // what it had to skip, runs `node --test` over test/**/*.test.ts (or the files/dirs given as
 // arguments) and ends with one plain `N passed, N failed, N skipped` line.
+//
+// It fails when a test fails, when the runner leaves no report or the report shows no test, and in
+// strict mode (ATRIUM_TEST_STRICT=1, what CI sets) when a capability is missing or any test or
+// suite was skipped or marked todo (test/support/report.ts decides).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { findChromium } from './support/chromium.ts';
+import { findChromium, probeChromium } from './support/chromium.ts';
 import { onPath, startPostgres, stopAllSync } from './support/postgres.ts';
+import { parseTap, verdict, type Report } from './support/report.ts';
 
 const strict = process.env.ATRIUM_TEST_STRICT === '1';
 const repoRoot = resolve(import.meta.dirname, '..');
@@ -70,28 +75,8 @@ function sweepStaleReportDirs(): void {
   }
 }
 
-interface Counts {
-  passed: number;
-  failed: number;
-  skipped: number;
-}
-
-// The totals come last in node's TAP output, at column 0 (subtests are indented); take the last
-// occurrence so a test that happens to print "# pass 3" cannot win.
-function parseTap(file: string): Counts | undefined {
-  if (!existsSync(file)) return undefined;
-  const totals: Record<string, number> = {};
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const m = /^# (pass|fail|cancelled|skipped|todo) (\d+)$/.exec(line);
-    if (m) totals[m[1]] = Number(m[2]);
-  }
-  if (totals.pass === undefined) return undefined;
-  // Cancelled tests (timeouts, a file that crashed) fail the run, so they count as failed.
-  return { passed: totals.pass, failed: (totals.fail ?? 0) + (totals.cancelled ?? 0), skipped: totals.skipped ?? 0 };
-}
-
-function summary(c: Counts): string {
-  return `${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped`;
+function summary(r: Pick<Report, 'passed' | 'failed' | 'skipped' | 'todo'>): string {
+  return `${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped${r.todo > 0 ? `, ${r.todo} todo` : ''}`;
 }
 
 async function main(): Promise<number> {
@@ -126,11 +111,17 @@ async function main(): Promise<number> {
   }
 
   const chromium = findChromium();
+  delete env.ATRIUM_TEST_CHROMIUM;
   if (chromium) {
-    env.ATRIUM_TEST_CHROMIUM = chromium;
-    console.log(`chromium: ${chromium}`);
+    const t0 = performance.now();
+    const broken = await probeChromium(chromium);
+    if (broken) {
+      skips.push(`browser tests — ${chromium} does not work: ${broken}`);
+    } else {
+      env.ATRIUM_TEST_CHROMIUM = chromium;
+      console.log(`chromium: ${chromium} (rendered a page headless in ${Math.round(performance.now() - t0)} ms)`);
+    }
   } else {
-    delete env.ATRIUM_TEST_CHROMIUM;
     const why = process.env.ATRIUM_TEST_CHROMIUM
       ? `ATRIUM_TEST_CHROMIUM=${process.env.ATRIUM_TEST_CHROMIUM} does not exist`
       : 'Chromium not found (apt-get install chromium, or set ATRIUM_TEST_CHROMIUM)';
@@ -144,9 +135,9 @@ async function main(): Promise<number> {
   }
   if (signalled) return signalExit[signalled];
   if (files.length === 0) {
-    console.log('no test files found');
-    console.log(summary({ passed: 0, failed: 0, skipped: 0 }));
-    return process.argv.length > 2 ? 1 : 0;
+    console.error('no test files found');
+    console.log(summary({ passed: 0, failed: 0, skipped: 0, todo: 0 }));
+    return 1;
   }
 
   sweepStaleReportDirs();
@@ -176,18 +167,11 @@ async function main(): Promise<number> {
     });
   });
 
-  const counts = parseTap(tapFile);
-  if (counts) console.log(summary(counts));
-  else {
-    console.error('the test runner produced no report');
-    console.log(summary({ passed: 0, failed: 1, skipped: 0 }));
-  }
-
-  if (signalled) return signalExit[signalled];
-  if (signal) return 1;
-  const status = code ?? 1;
-  // A run whose report shows failures must not pass, whatever the runner's exit code says.
-  return status === 0 && counts && counts.failed > 0 ? 1 : status;
+  const report = existsSync(tapFile) ? parseTap(readFileSync(tapFile, 'utf8')) : undefined;
+  const result = verdict({ report, exitCode: code, signal, strict });
+  console.log(summary(report ?? { passed: 0, failed: 0, skipped: 0, todo: 0 }));
+  for (const problem of result.problems) console.error(problem);
+  return signalled ? signalExit[signalled] : result.code;
 }
 
 main().then(

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { pgUrl, requireOrSkip } from '../support/env.ts';
 import { forEachEngine } from '../support/service.ts';
-import { atriumCommand, childEnv, isolatedDatabase, spawnAtrium, startReceiver, type AtriumChild, type Received } from '../support/webhooks.ts';
+import { atriumCommand, childEnv, eventually, isolatedDatabase, spawnAtrium, startReceiver, type AtriumChild, type Received } from '../support/webhooks.ts';
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -134,15 +134,20 @@ test('two servers on one PostgreSQL share the work and deliver each event once',
       }
     }));
     await receiver.waitFor((all) => new Set(sessionIds(all)).size >= ids.length, 60_000);
-    // Let any late duplicate arrive before counting.
-    await new Promise((r) => setTimeout(r, 1000));
-    const received = sessionIds(receiver.received);
-    assert.equal(received.length, ids.length, `each event once (got ${received.length} deliveries for ${ids.length} events)`);
-    const settled = await Promise.all(servers.map(async (s) => {
+    const doneBy = async (s: AtriumChild) => {
       const text = await (await fetch(`${s.url}/metrics`)).text();
       const match = /atrium_jobs_settled_total\{topic="webhooks\.deliver",outcome="done"\} (\d+)/.exec(text);
       return Number(match?.[1] ?? 0);
-    }));
+    };
+    // Every delivery job is done once the instances' counts add up; then both stop (finishing
+    // whatever they still run), after which nothing more can reach the receiver.
+    const settled = await eventually(async () => {
+      const counts = await Promise.all(servers.map(doneBy));
+      return counts[0]! + counts[1]! >= ids.length && counts;
+    });
+    await Promise.all(servers.map((s) => s.kill('SIGTERM')));
+    const received = sessionIds(receiver.received);
+    assert.equal(received.length, ids.length, `each event once (got ${received.length} deliveries for ${ids.length} events)`);
     assert.equal(settled[0]! + settled[1]!, ids.length);
     assert.ok(settled[0]! > 0 && settled[1]! > 0, `both instances delivered (${settled.join(' + ')})`);
     process.stdout.write(`# two instances: ${settled.join(' + ')} deliveries, no duplicates\n`);

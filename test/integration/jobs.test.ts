@@ -11,26 +11,13 @@ import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { openDatabase, type Database } from '../../src/platform/db/engine.ts';
 import { migrate } from '../../src/platform/db/migrate.ts';
-import { claimJobs, enqueue, jobsTable, rowsOf, settleJobs, type ClaimedJob } from '../../src/platform/jobs/outbox.ts';
-import { JobWorker, type Clock, type JobHandler, type JobResult, type JobWorkerOptions } from '../../src/platform/jobs/worker.ts';
+import { claimJobs, enqueue, jobsTable, rowsOf, settleJobs, type ClaimedJob, type JobSettlement } from '../../src/platform/jobs/outbox.ts';
+import { JobWorker, type JobHandler, type JobResult, type JobWorkerOptions } from '../../src/platform/jobs/worker.ts';
+import { FakeClock } from '../support/clock.ts';
 import { forEachEngine } from '../support/service.ts';
 import { isolatedDatabase, sleep } from '../support/webhooks.ts';
 
 const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
-
-/** A clock tests move by hand. It starts a little ahead, so jobs the database stamped "now" are due. */
-class FakeClock implements Clock {
-  #t: number;
-  constructor(start = Date.now() + 5000) {
-    this.#t = start;
-  }
-  now(): Date {
-    return new Date(this.#t);
-  }
-  advance(ms: number): void {
-    this.#t += ms;
-  }
-}
 
 forEachEngine('jobs outbox', (engine) => {
   let database: Database;
@@ -128,7 +115,7 @@ forEachEngine('jobs outbox', (engine) => {
     assert.equal(await w.drain(), 0, 'dead jobs never run');
   });
 
-  test('a dead worker\'s job runs again after its lease, and the late worker cannot settle it', async () => {
+  test('a dead worker\'s job runs again after its lease', async () => {
     const t = topic();
     const clock = new FakeClock();
     const recorded: string[] = [];
@@ -142,9 +129,52 @@ forEachEngine('jobs outbox', (engine) => {
     clock.advance(2000);
     assert.equal(await w.drain(), 1, 'lease expired: it runs again');
     assert.equal(recorded.length, 1);
-    // The first worker comes back and tries to settle: its lease is gone, nothing changes.
-    const owned = await database.db.transaction((tx) => settleJobs(tx, [{ id: lost.id, leaseToken: lost.leaseToken, kind: 'done' }]));
-    assert.equal(owned.size, 0);
+  });
+
+  test('a worker whose lease expired cannot settle a job another worker holds; the holder\'s settlement wins', async () => {
+    const t = topic();
+    const clock = new FakeClock();
+    await database.db.transaction((tx) => enqueue(tx, { topic: t, payload: { n: 1 } }));
+    const claim = (leaseMs = 30_000) => claimJobs(database.db, { topics: [t], limit: 10, now: clock.now(), leaseMs, leaseToken: crypto.randomUUID() });
+    const settle = (settlements: JobSettlement[]) => database.db.transaction((tx) => settleJobs(tx, settlements));
+    // The late worker claims, stalls past its lease, and another worker takes the job over.
+    const [late] = await claim();
+    clock.advance(31_000);
+    const [holder] = await claim();
+    assert.ok(late && holder && holder.id === late.id && holder.leaseToken !== late.leaseToken);
+    const [held] = await jobsOf(t);
+    assert.equal(held!.leaseToken, holder.leaseToken);
+    assert.equal(held!.attempts, 2);
+
+    // Every outcome the late worker could report changes nothing while the holder runs the job.
+    const later = new Date(clock.now().getTime() + 3600_000);
+    for (const settlement of [
+      { id: late.id, leaseToken: late.leaseToken, kind: 'done' },
+      { id: late.id, leaseToken: late.leaseToken, kind: 'retry', runAt: later, error: 'late retry' },
+      { id: late.id, leaseToken: late.leaseToken, kind: 'dead', runAt: later, error: 'late death' },
+    ] satisfies JobSettlement[]) {
+      assert.equal((await settle([settlement])).size, 0, `late ${settlement.kind} is not ours`);
+      assert.deepEqual(await jobsOf(t), [held], `late ${settlement.kind} left the row as the holder has it`);
+    }
+
+    // The holder's own settlement applies: a retry with its error and time, the lease released.
+    const retryAt = new Date(clock.now().getTime() + 60_000);
+    assert.deepEqual(await settle([{ id: holder.id, leaseToken: holder.leaseToken, kind: 'retry', runAt: retryAt, error: 'holder retry' }]), new Set([holder.id]));
+    const [retried] = await jobsOf(t);
+    assert.equal(retried!.status, 'pending');
+    assert.equal(retried!.lastError, 'holder retry');
+    assert.equal(retried!.runAt.getTime(), retryAt.getTime());
+    assert.equal(retried!.leaseToken, null);
+    // In one batch with a stale settlement, the current holder's 'done' still removes the job.
+    clock.advance(60_000);
+    const [next] = await claim();
+    assert.ok(next);
+    const owned = await settle([
+      { id: late.id, leaseToken: late.leaseToken, kind: 'dead', runAt: later, error: 'late death' },
+      { id: next.id, leaseToken: next.leaseToken, kind: 'done' },
+    ]);
+    assert.deepEqual(owned, new Set([next.id]));
+    assert.deepEqual(await jobsOf(t), []);
   });
 
   test('keys de-duplicate; reschedule moves an idle job but not a running one', async () => {

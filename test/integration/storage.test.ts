@@ -1,10 +1,12 @@
 // Project storage: raw uploads streamed to the blob store, downloads, path rules and the size limit.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
+import { eventually } from '../support/webhooks.ts';
 
 /** Every file under `dir`, relative. */
 function filesUnder(dir: string): string[] {
@@ -141,6 +143,26 @@ forEachEngine('project storage', (engine) => {
     assert.equal((await download('shared/notes.txt', other.apiKey, other)).status, 404);
   });
 
+  test('an upload the client aborts half-way leaves nothing behind', async () => {
+    const path = `aborted/${randomUUID()}.bin`;
+    const temp = join(service.dataDir, 'blobs', '.tmp');
+    const sending = request(`${service.url}${base()}/upload?path=${encodeURIComponent(path)}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/octet-stream', 'transfer-encoding': 'chunked' },
+    });
+    const aborted = new Promise<void>((resolve) => sending.once('close', resolve));
+    sending.on('error', () => {});
+    sending.write(Buffer.alloc(4096));
+    // Abort only once the server is streaming the body into its temporary file.
+    await eventually(async () => filesUnder(temp).length > 0, 10_000, 10);
+    sending.destroy();
+    await aborted;
+    await eventually(async () => filesUnder(temp).length === 0, 10_000, 10);
+    assert.equal((await download(path)).status, 404);
+    // No folder was made for it either: a file may take the folder's name.
+    assert.equal((await upload('aborted', 'a file')).status, 200);
+  });
+
   test('uploads beyond ATRIUM_MAX_UPLOAD_BYTES are 413 and leave nothing behind', async () => {
     const limited = await startTestService(engine, { ATRIUM_MAX_UPLOAD_BYTES: '1024' });
     try {
@@ -164,6 +186,7 @@ forEachEngine('project storage', (engine) => {
       })();
       const chunked = await fetch(url('chunked.bin'), { method: 'POST', headers, body: ReadableStream.from(chunks), duplex: 'half' } as RequestInit);
       assert.equal(chunked.status, 413);
+      assert.deepEqual(filesUnder(join(limited.dataDir, 'blobs', '.tmp')), [], 'the temporary file is gone when the 413 is sent');
       await chunked.arrayBuffer();
 
       const files = filesUnder(join(limited.dataDir, 'blobs'));

@@ -8,20 +8,10 @@ import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { webhookDeliveryHandler, type DeliveryHandler } from '../../src/modules/webhooks/delivery.ts';
 import { webhooksTable } from '../../src/modules/webhooks/store.ts';
-import { JobWorker, type Clock } from '../../src/platform/jobs/worker.ts';
+import { JobWorker } from '../../src/platform/jobs/worker.ts';
+import { FakeClock } from '../support/clock.ts';
 import { call, createTenant, forEachEngine, type Tenant } from '../support/service.ts';
 import { startReceiver, startWebhookService, type Receiver, type Received, type WebhookTestService } from '../support/webhooks.ts';
-
-class FakeClock implements Clock {
-  // Ahead of the database's clock, so rows it stamps "now" are due.
-  t = Date.now() + 5000;
-  now(): Date {
-    return new Date(this.t);
-  }
-  advance(ms: number): void {
-    this.t += ms;
-  }
-}
 
 const SECOND = 1000;
 const HOUR = 3600 * SECOND;

@@ -1,9 +1,11 @@
 // Blob storage behind a small interface (an S3-compatible store can implement it), with the
 // filesystem implementation used by default. Writes go to a temporary file and are renamed into
-// place, so a failed or aborted upload never leaves a partial file behind.
+// place, so a failed or aborted upload never leaves a partial file behind, and readers see a file
+// either whole or not at all. Other requests may write and delete at any moment: listing tolerates
+// files and folders that vanish while it walks.
 import { randomUUID } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { createReadStream, type Dirent } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -31,6 +33,8 @@ export class BlobTooLargeError extends Error {}
 export class BlobConflictError extends Error {}
 
 const CONFLICT_CODES = new Set(['EEXIST', 'ENOTDIR', 'EISDIR']);
+/** What a path that another request just deleted (or replaced) answers. */
+const VANISHED_CODES = new Set(['ENOENT', 'ENOTDIR']);
 const errnoOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
 
 export class FileBlobStore implements BlobStore {
@@ -48,14 +52,11 @@ export class FileBlobStore implements BlobStore {
 
   async put(key: string, body: Readable, maxBytes: number): Promise<{ size: number }> {
     const file = this.#file(key);
-    try {
-      await mkdir(dirname(file), { recursive: true });
-    } catch (error) {
-      if (CONFLICT_CODES.has(errnoOf(error) ?? '')) throw new BlobConflictError(`${key} is below a file`);
-      throw error;
-    }
-    const temp = join(this.#root, '.tmp', `${randomUUID()}`);
+    const temp = join(this.#root, '.tmp', randomUUID());
     await mkdir(dirname(temp), { recursive: true });
+    // Created before the body is read: a write stream opens its file lazily, so a body failing early
+    // could otherwise see that open create the file after the cleanup below had run.
+    const handle = await open(temp, 'wx', 0o600);
     let size = 0;
     try {
       await pipeline(
@@ -67,13 +68,16 @@ export class FileBlobStore implements BlobStore {
             yield chunk;
           }
         },
-        createWriteStream(temp, { mode: 0o600 }),
+        handle.createWriteStream(),
       );
+      // Folders only once the body is complete: a refused upload leaves none behind.
+      await mkdir(dirname(file), { recursive: true });
       await rename(temp, file);
       return { size };
     } catch (error) {
+      await handle.close().catch(() => {});
       await rm(temp, { force: true });
-      if (CONFLICT_CODES.has(errnoOf(error) ?? '')) throw new BlobConflictError(`${key} is a folder`);
+      if (CONFLICT_CODES.has(errnoOf(error) ?? '')) throw new BlobConflictError(`${key} clashes with a file or folder`);
       throw error;
     }
   }
@@ -105,19 +109,31 @@ export class FileBlobStore implements BlobStore {
   async list(prefix: string): Promise<BlobInfo[]> {
     const base = this.#file(prefix);
     const out: BlobInfo[] = [];
-    let entries;
-    try {
-      entries = await readdir(base, { recursive: true, withFileTypes: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return out;
-      throw error;
-    }
-    for (const entry of entries) {
-      if (!entry.isFile()) continue;
-      const file = join(entry.parentPath, entry.name);
-      const info = await stat(file);
-      out.push({ path: relative(base, file).split(sep).join('/'), size: info.size, updatedAt: info.mtime });
-    }
+    const walk = async (dir: string): Promise<void> => {
+      let entries: Dirent[];
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch (error) {
+        // The folder is gone (or is a file) by now: it holds nothing to list.
+        if (VANISHED_CODES.has(errnoOf(error) ?? '')) return;
+        throw error;
+      }
+      for (const entry of entries) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) {
+          await walk(path);
+        } else if (entry.isFile()) {
+          try {
+            const info = await stat(path);
+            if (info.isFile()) out.push({ path: relative(base, path).split(sep).join('/'), size: info.size, updatedAt: info.mtime });
+          } catch (error) {
+            // Deleted since the folder was read.
+            if (!VANISHED_CODES.has(errnoOf(error) ?? '')) throw error;
+          }
+        }
+      }
+    };
+    await walk(base);
     return out.sort((a, b) => a.path.localeCompare(b.path));
   }
 }

@@ -107,8 +107,8 @@ export interface ClaimedJob {
   leaseToken: string;
 }
 
-/** The clock of a claim: the database's (shared by all instances) unless a test injects one. */
-const clockSql = (now: Date | undefined) => (now ? sql`${now.toISOString()}::timestamptz` : sql`now()`);
+/** The clock of a claim or a tick: the database's (shared by all instances) unless a test injects one. */
+export const clockSql = (now: Date | undefined) => (now ? sql`${now.toISOString()}::timestamptz` : sql`now()`);
 
 /**
  * Claims up to `limit` due jobs of the given topics: rows locked by another claimer are skipped, so
