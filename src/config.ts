@@ -3,6 +3,7 @@
 // the startup error, the redacted summary and the README's settings section (`npm run
 // docs:settings`) all come from it, so adding a setting is adding an entry.
 import { Type } from 'typebox';
+import { isLoopback } from './platform/http/loopback.ts';
 import { base64Key, boolean, directory, integer, integerList, json, oneOf, port, text, url } from './platform/settings/kinds.ts';
 import { describeSettings, readSettings, rule, secret, setting, type ValuesOf } from './platform/settings/table.ts';
 
@@ -30,8 +31,8 @@ const UpstreamProviderSchema = Type.Object({
 export const SETTINGS = {
   port: setting({ env: 'PORT', group: SERVER, kind: port(), default: '8000', description: 'TCP port to listen on.' }),
   host: setting({
-    env: 'HOST', group: SERVER, kind: text('an IP address or host name', /^[A-Za-z0-9._:%-]+$/, 253), default: '0.0.0.0',
-    description: 'Address to listen on; `0.0.0.0` is every IPv4 interface.',
+    env: 'HOST', group: SERVER, kind: text('an IP address or host name', /^[A-Za-z0-9._:%-]+$/, 253), default: '127.0.0.1',
+    description: 'Address to listen on. The default serves this machine only; `0.0.0.0` (or `::`) serves the network, which the development mailbox does not allow: see [Exposing the server](#exposing-the-server).',
   }),
   publicUrl: setting({
     env: 'ATRIUM_PUBLIC_URL', group: SERVER, kind: url(['http', 'https']),
@@ -85,7 +86,7 @@ export const SETTINGS = {
     }),
     devMailbox: setting({
       env: 'ATRIUM_DEV_MAILBOX', group: SIGNIN, kind: boolean(), default: rule(BY_ENGINE, embedded),
-      description: 'Without `ATRIUM_SMTP_URL`, keep mail in a development mailbox at `/dev/mail`. Never for production.',
+      description: 'Without `ATRIUM_SMTP_URL`, keep mail in a development mailbox at `/dev/mail`, shown only to this machine (loopback clients whose requests no proxy forwarded). The server refuses to start with it on a `HOST` that serves the network. Never for production.',
     }),
   },
   signin: {
@@ -167,6 +168,15 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   const transport = mail.smtpUrl ? 'smtp' : mail.devMailbox ? 'outbox' : 'none';
   if (signin.emailLogin && transport === 'none') {
     problems.push('Email sign-in (ATRIUM_EMAIL_LOGIN, on by default with the embedded database) needs a way to send mail: set ATRIUM_SMTP_URL, or ATRIUM_DEV_MAILBOX=true for development, or ATRIUM_EMAIL_LOGIN=false');
+  }
+  // Its mail holds sign-in codes and password-reset links: on the network, it hands out accounts.
+  if (transport === 'outbox' && !isLoopback(values.host)) {
+    const off = signin.emailLogin ? 'ATRIUM_DEV_MAILBOX=false with ATRIUM_EMAIL_LOGIN=false' : 'ATRIUM_DEV_MAILBOX=false';
+    problems.push(
+      `HOST=${values.host} serves the network, but the development mailbox (/dev/mail) is on: it holds sign-in codes and `
+      + 'password-reset links, so it is only for a server that no one else can reach. '
+      + `Set ATRIUM_SMTP_URL to send real mail, or HOST=127.0.0.1 to serve this machine only, or ${off}`,
+    );
   }
   if (problems.length > 0) throw invalid(problems);
   return {

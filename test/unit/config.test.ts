@@ -1,6 +1,6 @@
 // The settings table: defaults (plain and depending on other settings), one startup error naming
-// every bad variable without repeating secrets, the redacted summary, and the README section
-// generated from the table.
+// every bad variable without repeating secrets, the refusal to show the development mailbox to the
+// network, the redacted summary, and the README section generated from the table.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -21,10 +21,10 @@ function configError(env: Record<string, string>): string {
   assert.fail(`accepted ${JSON.stringify(env)}`);
 }
 
-test('defaults: the embedded quick start', () => {
+test('defaults: the embedded quick start on this machine only', () => {
   const config = loadConfig({});
   assert.equal(config.port, 8000);
-  assert.equal(config.host, '0.0.0.0');
+  assert.equal(config.host, '127.0.0.1');
   assert.equal(config.publicUrl, 'http://localhost:8000');
   assert.equal(config.roomsUrl, 'ws://localhost:8000/rooms');
   assert.equal(config.dataDir, resolve('data'));
@@ -66,7 +66,7 @@ test('defaults that follow other settings', () => {
   assert.equal(set.mail.transport, 'outbox');
   assert.equal(set.webhooks.allowPrivate, true);
   // An empty variable counts as unset.
-  assert.equal(loadConfig({ PORT: '', HOST: '' }).host, '0.0.0.0');
+  assert.equal(loadConfig({ PORT: '', HOST: '' }).host, '127.0.0.1');
 });
 
 test('values are read in the unit they are written in', () => {
@@ -133,6 +133,21 @@ test('email sign-in without a way to send mail is refused', () => {
   assert.equal(loadConfig({ ATRIUM_DEV_MAILBOX: 'false', ATRIUM_EMAIL_LOGIN: 'false' }).mail.transport, 'none');
 });
 
+test('the development mailbox is refused on an address that serves the network', () => {
+  for (const host of ['0.0.0.0', '::', '192.168.1.10', 'atrium.example.com', '::ffff:10.0.0.1']) {
+    const message = configError({ HOST: host });
+    assert.match(message, new RegExp(`HOST=${host.replaceAll('.', '\\.')} serves the network, but the development mailbox \\(/dev/mail\\) is on`));
+    assert.match(message, /password-reset links/, 'says why');
+    assert.match(message, /Set ATRIUM_SMTP_URL .*, or HOST=127\.0\.0\.1 .*, or ATRIUM_DEV_MAILBOX=false with ATRIUM_EMAIL_LOGIN=false/, 'says what to set');
+  }
+  assert.match(configError({ HOST: '0.0.0.0', ATRIUM_EMAIL_LOGIN: 'false' }), /or ATRIUM_DEV_MAILBOX=false$/);
+  for (const host of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) assert.equal(loadConfig({ HOST: host }).mail.transport, 'outbox', host);
+  // Off the mailbox, any address.
+  assert.equal(loadConfig({ HOST: '0.0.0.0', ATRIUM_SMTP_URL: 'smtp://mail:25' }).host, '0.0.0.0');
+  assert.equal(loadConfig({ HOST: '0.0.0.0', ATRIUM_DEV_MAILBOX: 'false', ATRIUM_EMAIL_LOGIN: 'false' }).host, '0.0.0.0');
+  assert.equal(loadConfig({ HOST: '::', DATABASE_URL: 'postgres://db/atrium' }).host, '::');
+});
+
 test('the redacted summary shows every effective setting as written, and no secret', () => {
   const secrets = ['db-password-1', 'smtp-password-1', 'upstream-secret-1', KEY];
   const summary = describeConfig(loadConfig({
@@ -150,7 +165,7 @@ test('the redacted summary shows every effective setting as written, and no secr
   assert.deepEqual(JSON.parse(summary.ATRIUM_OIDC_PROVIDERS!), [{ id: 'idp', issuer: 'https://idp.example', client_id: 'client-1', client_secret: '[redacted]', label: 'IdP' }]);
   assert.equal(summary.ATRIUM_JOBS_LEASE_SECONDS, '45');
   assert.equal(summary.ATRIUM_WEBHOOKS_RETRY_SCHEDULE, '5,300,1800,7200,18000,36000,36000');
-  assert.equal(summary.HOST, '0.0.0.0');
+  assert.equal(summary.HOST, '127.0.0.1');
   // Every setting with a value is there; unset ones are left out.
   assert.deepEqual(Object.keys(summary).sort(), listSettings(SETTINGS).map((s) => s.env).sort());
   const unset = describeConfig(loadConfig({}));
