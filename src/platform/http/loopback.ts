@@ -23,7 +23,7 @@ export function isLoopback(address: string): boolean {
 const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'];
 
 /** True when the client (request.ip, by the app's trusted-proxy rule) is loopback and no proxy forwarded the request. */
-export function isLoopbackClient(request: FastifyRequest): boolean {
+function isLoopbackClient(request: FastifyRequest): boolean {
   return isLoopback(request.ip) && FORWARDING_HEADERS.every((name) => request.headers[name] === undefined);
 }
 

@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import type { Static, TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 
-export type Parsed<T> = { ok: true; value: T } | { ok: false; problem?: string };
+type Parsed<T> = { ok: true; value: T } | { ok: false; problem?: string };
 
 export interface Kind<T> {
   /** What a valid value looks like, e.g. "an integer from 1 to 999". */

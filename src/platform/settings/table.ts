@@ -5,9 +5,9 @@
 import type { Kind } from './kinds.ts';
 
 /** Reads an already resolved setting by variable name, for defaults that depend on other settings. */
-export type Lookup = (env: string) => unknown;
+type Lookup = (env: string) => unknown;
 
-export interface Rule<T> {
+interface Rule<T> {
   /** The default in words, for the docs, e.g. "`true` with the embedded database". */
   readonly doc: string;
   readonly value: (get: Lookup) => T;
@@ -16,7 +16,7 @@ export interface Rule<T> {
 /** A default that depends on other settings (declared earlier in the table). */
 export const rule = <T>(doc: string, value: (get: Lookup) => T): Rule<T> => ({ doc, value });
 
-export interface Secret {
+interface Secret {
   /** What is hidden, in words, for the docs. */
   readonly doc: string;
   readonly redact: (written: string) => string;
@@ -92,7 +92,7 @@ export function setting<T, D = T>(spec: {
   return new Setting<T | D>({ ...spec, kind: spec.kind as Kind<unknown>, default: fallback, secret: spec.secret });
 }
 
-export interface SettingsTree {
+interface SettingsTree {
   readonly [key: string]: Setting<unknown> | SettingsTree;
 }
 
@@ -111,7 +111,7 @@ export function listSettings(tree: SettingsTree): Setting<unknown>[] {
   return [...leaves(tree)].map(([, s]) => s);
 }
 
-export interface Reading<T extends SettingsTree> {
+interface Reading<T extends SettingsTree> {
   values: ValuesOf<T>;
   /** One line per bad variable, naming it and what it expects; secret values are not repeated. */
   problems: string[];
