@@ -1,190 +1,195 @@
-// Every setting of the service, read from the environment once at boot and validated against one
-// schema, so a typo fails fast with the name of the bad variable instead of misbehaving later.
-import { resolve } from 'node:path';
-import { Type, type Static } from 'typebox';
-import { Value } from 'typebox/value';
-
-const Bool = Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')]);
-
-// Environment variable → description. The schema below validates the raw strings.
-const EnvSchema = Type.Object({
-  PORT: Type.Optional(Type.String({ pattern: '^[0-9]{1,5}$', description: 'TCP port to listen on (default 8000)' })),
-  HOST: Type.Optional(Type.String({ minLength: 1, description: 'Interface to bind (default 0.0.0.0)' })),
-  ATRIUM_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/]+(/[^\\s]*)?$', description: 'Public base URL; the OAuth issuer' })),
-  ATRIUM_DATA_DIR: Type.Optional(Type.String({ minLength: 1, description: 'Data directory (embedded database, blobs, keys)' })),
-  ATRIUM_ROOMS_URL: Type.Optional(Type.String({ pattern: '^wss?://[^\\s]+$', description: 'Base WebSocket URL of rooms (default: the public URL with ws(s) and /rooms)' })),
-  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://', description: 'PostgreSQL URL; embedded PGlite when unset' })),
-  DATABASE_POOL_SIZE: Type.Optional(Type.String({ pattern: '^[0-9]{1,3}$', description: 'PostgreSQL connections per instance (default 20)' })),
-  ATRIUM_SECRET_KEY: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9+/_=-]{43,44}$', description: 'base64 32-byte key encrypting stored secrets; generated in the data dir when unset' })),
-  ATRIUM_MAX_UPLOAD_BYTES: Type.Optional(Type.String({ pattern: '^[0-9]{1,12}$', description: 'Largest project storage upload (default 100 MiB)' })),
-  ATRIUM_AUTH_CACHE_SECONDS: Type.Optional(Type.String({ pattern: '^[0-9]{1,4}$', description: 'How long a verified credential is cached (default 5)' })),
-  ATRIUM_LOG_LEVEL: Type.Optional(Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { description: 'Log level (default info)' })),
-  ATRIUM_TRUST_PROXY: Type.Optional(Bool),
-  ATRIUM_EMAIL_LOGIN: Type.Optional(Type.Union([Bool], { description: 'Offer sign-up and sign-in with email and password (confirmation, reset, one-time codes) on the sign-in pages (default true with the embedded database, false with DATABASE_URL)' })),
-  ATRIUM_SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$', description: 'SMTP server for sign-in mail, e.g. smtps://user:pass@mail.example.com:465' })),
-  ATRIUM_MAIL_FROM: Type.Optional(Type.String({ minLength: 3, maxLength: 200, description: 'From address of sign-in mail (default "Atrium <no-reply@<public host>>")' })),
-  ATRIUM_DEV_MAILBOX: Type.Optional(Type.Union([Bool], { description: 'Without SMTP, keep mail in a development outbox shown at /dev/mail (default true with the embedded database, false with DATABASE_URL); never for production' })),
-  ATRIUM_OIDC_PROVIDERS: Type.Optional(Type.String({ minLength: 2, maxLength: 20000, description: 'Upstream OpenID Connect providers offered on the sign-in page, as JSON: [{"id","issuer","client_id","client_secret","label"}]' })),
-  ATRIUM_SIGNIN_LIMIT_PER_ACCOUNT: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$', description: 'Sign-in, code and reset attempts allowed per email address per 15 minutes (default 10)' })),
-  ATRIUM_SIGNIN_LIMIT_PER_IP: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,5}$', description: 'Sign-in, code and reset attempts allowed per client IP per 15 minutes (default 100)' })),
-  ATRIUM_JOBS_POLL_MS: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}$', description: 'Background jobs: how often idle workers look for due jobs they were not woken for, e.g. retries (default 1000)' })),
-  ATRIUM_JOBS_BATCH_SIZE: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,3}$', description: 'Background jobs: most jobs claimed per query (default 100)' })),
-  ATRIUM_JOBS_CONCURRENCY: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$', description: 'Background jobs: most jobs running at once per instance (default 200)' })),
-  ATRIUM_JOBS_POOL_SIZE: Type.Optional(Type.String({ pattern: '^[1-9][0-9]?$', description: 'Background jobs: PostgreSQL connections of their own, apart from the request pool (default 4)' })),
-  ATRIUM_JOBS_LEASE_SECONDS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$', description: 'Background jobs: lease of a claimed job, renewed while it runs; a crashed instance\'s jobs run again after it (default 30)' })),
-  ATRIUM_WEBHOOKS_ALLOW_PRIVATE: Type.Optional(Type.Union([Bool], { description: 'Allow webhook URLs on loopback, private and link-local addresses (default true with the embedded database, false with DATABASE_URL)' })),
-  ATRIUM_WEBHOOKS_TIMEOUT_SECONDS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,2}$', description: 'Webhook request timeout (default 15)' })),
-  ATRIUM_WEBHOOKS_RETRY_SCHEDULE: Type.Optional(Type.String({ pattern: '^[0-9]{1,6}(,[0-9]{1,6}){0,19}$', description: 'Seconds to wait before each webhook retry, comma-separated; ±20 % jitter is added (default 5,300,1800,7200,18000,36000,36000)' })),
-  ATRIUM_WEBHOOKS_DISABLE_AFTER_HOURS: Type.Optional(Type.String({ pattern: '^[1-9][0-9]{0,4}$', description: 'A webhook whose deliveries keep failing this long is disabled (default 120)' })),
-});
-
-export interface Config {
-  port: number;
-  host: string;
-  publicUrl: string;
-  roomsUrl: string;
-  dataDir: string;
-  databaseUrl: string | undefined;
-  databasePoolSize: number;
-  secretKey: string | undefined;
-  maxUploadBytes: number;
-  authCacheMs: number;
-  logLevel: string;
-  trustProxy: boolean;
-  /** End-user sign-in pages of the OAuth authorization server (src/oauth). */
-  signin: SigninConfig;
-  mail: MailConfig;
-  jobs: { pollMs: number; batchSize: number; concurrency: number; leaseMs: number; poolSize: number };
-  webhooks: { allowPrivate: boolean; timeoutMs: number; retrySchedule: number[]; disableAfterMs: number };
-}
+// Every setting of the service, declared once: the table below gives each environment variable its
+// kind, default, description and secrecy, in the shape of the `Config` the code reads. Parsing,
+// the startup error, the redacted summary and the README's settings section (`npm run
+// docs:settings`) all come from it, so adding a setting is adding an entry.
+import { Type } from 'typebox';
+import { isLoopback } from './platform/http/loopback.ts';
+import { base64Key, boolean, directory, integer, integerList, json, oneOf, port, text, url } from './platform/settings/kinds.ts';
+import { describeSettings, readSettings, rule, secret, setting, type ValuesOf } from './platform/settings/table.ts';
 
 export class ConfigError extends Error {}
 
-export interface UpstreamProvider {
-  /** Short name used in URLs: /signin/upstream/<id>/callback is the redirect URI to register. */
-  id: string;
-  issuer: string;
-  client_id: string;
-  client_secret: string;
-  /** Button text: "Continue with <label>". */
-  label: string;
-  /** Scopes requested upstream (default "openid email profile"). */
-  scope?: string | undefined;
-}
+const SERVER = 'Server';
+const DATA = 'Database, files and keys';
+const SIGNIN = 'Sign-in and mail';
+const JOBS = 'Background jobs';
+const WEBHOOKS = 'Webhook delivery';
 
-export interface SigninConfig {
-  emailLogin: boolean;
-  upstream: UpstreamProvider[];
-  limits: { perAccount: number; perIp: number; windowMs: number };
-}
+const SIGNIN_WINDOW_MINUTES = 15;
+const embedded = (get: (env: string) => unknown) => get('DATABASE_URL') === undefined;
+const BY_ENGINE = '`true` with the embedded database, `false` with `DATABASE_URL`';
 
-export interface MailConfig {
-  /** 'smtp' when ATRIUM_SMTP_URL is set; 'outbox' keeps mail in the database for /dev/mail; 'none' cannot send. */
-  transport: 'smtp' | 'outbox' | 'none';
-  smtpUrl: string | undefined;
-  from: string;
-}
-
-const UpstreamProviders = Type.Array(Type.Object({
+const UpstreamProviderSchema = Type.Object({
   id: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,31}$' }),
   issuer: Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 500 }),
   client_id: Type.String({ minLength: 1, maxLength: 500 }),
   client_secret: Type.String({ minLength: 1, maxLength: 500 }),
   label: Type.String({ minLength: 1, maxLength: 100 }),
   scope: Type.Optional(Type.String({ pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]+( [\\x21\\x23-\\x5b\\x5d-\\x7e]+)*$', maxLength: 500 })),
-}, { additionalProperties: false }), { maxItems: 20 });
+}, { additionalProperties: false });
 
-const isTrue = (value: string | undefined) => value === 'true' || value === '1';
+export const SETTINGS = {
+  port: setting({ env: 'PORT', group: SERVER, kind: port(), default: '8000', description: 'TCP port to listen on.' }),
+  host: setting({
+    env: 'HOST', group: SERVER, kind: text('an IP address or host name', /^[A-Za-z0-9._:%-]+$/, 253), default: '127.0.0.1',
+    description: 'Address to listen on. The default serves this machine only; `0.0.0.0` (or `::`) serves the network, which the development mailbox does not allow: see [Exposing the server](#exposing-the-server).',
+  }),
+  publicUrl: setting({
+    env: 'ATRIUM_PUBLIC_URL', group: SERVER, kind: url(['http', 'https']),
+    default: rule('`http://localhost:<PORT>`', (get) => `http://localhost:${get('PORT')}`),
+    description: 'Public base URL, an origin such as `https://atrium.example.com`: the OAuth issuer, and the base of links in mail. The same on every instance.',
+  }),
+  roomsUrl: setting({
+    env: 'ATRIUM_ROOMS_URL', group: SERVER, kind: url(['ws', 'wss']),
+    default: rule('the public URL with `ws(s)://` and `/rooms`', (get) => `${String(get('ATRIUM_PUBLIC_URL')).replace(/^http/, 'ws')}/rooms`),
+    description: 'Base WebSocket URL of rooms, returned in room connection info.',
+  }),
+  trustProxy: setting({
+    env: 'ATRIUM_TRUST_PROXY', group: SERVER, kind: boolean(), default: 'false',
+    description: 'Trust `X-Forwarded-*` headers for the client address and protocol. Set it behind a reverse proxy, and only there: otherwise clients choose their own address.',
+  }),
+  logLevel: setting({ env: 'ATRIUM_LOG_LEVEL', group: SERVER, kind: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', description: 'Log level.' }),
+  maxUploadBytes: setting({
+    env: 'ATRIUM_MAX_UPLOAD_BYTES', group: SERVER, kind: integer(0, 999_999_999_999, { unit: 'bytes' }), default: '104857600',
+    description: 'Largest project storage upload (413 beyond); the default is 100 MiB.',
+  }),
+  authCacheMs: setting({
+    env: 'ATRIUM_AUTH_CACHE_SECONDS', group: SERVER, kind: integer(0, 9999, { unit: 'seconds', scale: 1000 }), default: '5',
+    description: 'How long a verified credential is cached; bounds how long a revoked key or token keeps working on other instances.',
+  }),
 
-function signinAndMail(settings: Record<string, string | undefined>, publicUrl: string): Pick<Config, 'signin' | 'mail'> {
-  // The embedded quick start works offline: email sign-in on, mail kept in the dev outbox.
-  const embedded = settings.DATABASE_URL === undefined;
-  const emailLogin = settings.ATRIUM_EMAIL_LOGIN === undefined ? embedded : isTrue(settings.ATRIUM_EMAIL_LOGIN);
-  const devOutbox = settings.ATRIUM_DEV_MAILBOX === undefined ? embedded : isTrue(settings.ATRIUM_DEV_MAILBOX);
-  const transport = settings.ATRIUM_SMTP_URL ? 'smtp' : devOutbox ? 'outbox' : 'none';
-  if (emailLogin && transport === 'none') {
-    throw new ConfigError('Invalid configuration: ATRIUM_EMAIL_LOGIN=true needs a way to send mail: set ATRIUM_SMTP_URL (or ATRIUM_DEV_MAILBOX=true for development)');
+  dataDir: setting({
+    env: 'ATRIUM_DATA_DIR', group: DATA, kind: directory(), default: './data',
+    description: 'Embedded database, files of project storage, generated keys. One process per directory.',
+  }),
+  databaseUrl: setting({
+    env: 'DATABASE_URL', group: DATA, kind: url(['postgres', 'postgresql']), secret: secret.urlPassword,
+    default: rule('unset: the embedded database (PGlite) in the data directory', () => undefined),
+    description: 'PostgreSQL connection URL. Any number of instances can share one database behind a load balancer.',
+  }),
+  databasePoolSize: setting({ env: 'DATABASE_POOL_SIZE', group: DATA, kind: integer(1, 999), default: '20', description: 'PostgreSQL connections per instance for requests.' }),
+  secretKey: setting({
+    env: 'ATRIUM_SECRET_KEY', group: DATA, kind: base64Key(32), secret: secret.whole,
+    default: rule('generated into `<data directory>/secret.key`', () => undefined),
+    description: 'Encrypts stored secrets (webhook signing secrets, API-key copies) and derives cookie keys. Give every instance the same one.',
+  }),
+
+  mail: {
+    smtpUrl: setting({
+      env: 'ATRIUM_SMTP_URL', group: SIGNIN, kind: url(['smtp', 'smtps']), secret: secret.urlPassword, default: rule('unset', () => undefined),
+      description: 'SMTP server for sign-in mail, e.g. `smtps://user:password@mail.example.com:465`.',
+    }),
+    from: setting({
+      env: 'ATRIUM_MAIL_FROM', group: SIGNIN, kind: text('a From address (3–200 characters)', /^[^\0-\x1f\x7f]{3,}$/, 200),
+      default: rule('`Atrium <no-reply@<public host>>`', (get) => `Atrium <no-reply@${new URL(String(get('ATRIUM_PUBLIC_URL'))).hostname}>`),
+      description: 'From address of sign-in mail.',
+    }),
+    devMailbox: setting({
+      env: 'ATRIUM_DEV_MAILBOX', group: SIGNIN, kind: boolean(), default: rule(BY_ENGINE, embedded),
+      description: 'Without `ATRIUM_SMTP_URL`, keep mail in a development mailbox at `/dev/mail`, shown only to this machine (loopback clients whose requests no proxy forwarded). The server refuses to start with it on a `HOST` that serves the network. Never for production.',
+    }),
+  },
+  signin: {
+    emailLogin: setting({
+      env: 'ATRIUM_EMAIL_LOGIN', group: SIGNIN, kind: boolean(), default: rule(BY_ENGINE, embedded),
+      description: 'Offer sign-up and sign-in with email and password (confirmation, reset, one-time codes) on the sign-in pages. Needs a way to send mail.',
+    }),
+    upstream: setting({
+      env: 'ATRIUM_OIDC_PROVIDERS', group: SIGNIN, secret: secret.jsonFields('client_secret'), default: '[]',
+      kind: json('a JSON array of at most 20 providers', Type.Array(UpstreamProviderSchema, { maxItems: 20 }), (providers) => {
+        const ids = providers.map((p) => p.id);
+        return new Set(ids).size === ids.length ? undefined : 'provider ids must be unique';
+      }),
+      description: 'Upstream OpenID Connect providers, offered on the sign-in page as "Continue with …" buttons: `[{"id", "issuer", "client_id", "client_secret", "label", "scope"?}]`. Register `<ATRIUM_PUBLIC_URL>/signin/upstream/<id>/callback` as the redirect URI at the provider.',
+    }),
+    limits: {
+      perAccount: setting({
+        env: 'ATRIUM_SIGNIN_LIMIT_PER_ACCOUNT', group: SIGNIN, kind: integer(1, 999_999), default: '10',
+        description: `Sign-in, code and reset attempts, and requests that send mail, allowed per email address per ${SIGNIN_WINDOW_MINUTES} minutes and instance.`,
+      }),
+      perIp: setting({ env: 'ATRIUM_SIGNIN_LIMIT_PER_IP', group: SIGNIN, kind: integer(1, 999_999), default: '100', description: 'The same, per client IP address.' }),
+    },
+  },
+  jobs: {
+    pollMs: setting({
+      env: 'ATRIUM_JOBS_POLL_MS', group: JOBS, kind: integer(0, 999_999, { unit: 'milliseconds' }), default: '1000',
+      description: 'How often an idle worker looks for due jobs it was not woken for, such as retries.',
+    }),
+    batchSize: setting({ env: 'ATRIUM_JOBS_BATCH_SIZE', group: JOBS, kind: integer(1, 9999), default: '100', description: 'Most jobs claimed per query.' }),
+    concurrency: setting({ env: 'ATRIUM_JOBS_CONCURRENCY', group: JOBS, kind: integer(1, 99_999), default: '200', description: 'Most jobs (deliveries) running at once per instance.' }),
+    poolSize: setting({
+      env: 'ATRIUM_JOBS_POOL_SIZE', group: JOBS, kind: integer(1, 99), default: '4',
+      description: 'PostgreSQL connections of their own for background work, so it never waits behind request traffic.',
+    }),
+    leaseMs: setting({
+      env: 'ATRIUM_JOBS_LEASE_SECONDS', group: JOBS, kind: integer(1, 99_999, { unit: 'seconds', scale: 1000 }), default: '30',
+      description: 'Lease of a claimed job, renewed while it runs; the jobs of a crashed instance run again once it expires.',
+    }),
+  },
+  webhooks: {
+    allowPrivate: setting({
+      env: 'ATRIUM_WEBHOOKS_ALLOW_PRIVATE', group: WEBHOOKS, kind: boolean(), default: rule(BY_ENGINE, embedded),
+      description: 'Allow webhook URLs on loopback, private and link-local addresses (the embedded quick start delivers to receivers on your own machine).',
+    }),
+    timeoutMs: setting({
+      env: 'ATRIUM_WEBHOOKS_TIMEOUT_SECONDS', group: WEBHOOKS, kind: integer(1, 999, { unit: 'seconds', scale: 1000 }), default: '15',
+      description: 'Webhook request timeout.',
+    }),
+    retrySchedule: setting({
+      env: 'ATRIUM_WEBHOOKS_RETRY_SCHEDULE', group: WEBHOOKS, kind: integerList(0, 999_999, 20, { unit: 'seconds', scale: 1000 }),
+      default: '5,300,1800,7200,18000,36000,36000', description: 'Seconds to wait before each retry; ±20 % jitter is added.',
+    }),
+    disableAfterMs: setting({
+      env: 'ATRIUM_WEBHOOKS_DISABLE_AFTER_HOURS', group: WEBHOOKS, kind: integer(1, 99_999, { unit: 'hours', scale: 3600_000 }), default: '120',
+      description: 'A webhook whose deliveries keep failing this long without a success is disabled.',
+    }),
+  },
+};
+
+type Settings = ValuesOf<typeof SETTINGS>;
+
+/** The settings, plus what follows from them. */
+export type Config = Settings & {
+  signin: { limits: { windowMs: number } };
+  mail: {
+    /** 'smtp' when ATRIUM_SMTP_URL is set; 'outbox' keeps mail in the database for /dev/mail; 'none' cannot send. */
+    transport: 'smtp' | 'outbox' | 'none';
+  };
+};
+export type MailConfig = Config['mail'];
+export type UpstreamProvider = Settings['signin']['upstream'][number];
+
+const invalid = (problems: string[]) => new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+
+export function loadConfig(env: Readonly<Record<string, string | undefined>> = process.env): Config {
+  const { values, problems } = readSettings(SETTINGS, env);
+  if (problems.length > 0) throw invalid(problems);
+  const { mail, signin } = values;
+  const transport = mail.smtpUrl ? 'smtp' : mail.devMailbox ? 'outbox' : 'none';
+  if (signin.emailLogin && transport === 'none') {
+    problems.push('Email sign-in (ATRIUM_EMAIL_LOGIN, on by default with the embedded database) needs a way to send mail: set ATRIUM_SMTP_URL, or ATRIUM_DEV_MAILBOX=true for development, or ATRIUM_EMAIL_LOGIN=false');
   }
-  let upstream: UpstreamProvider[] = [];
-  if (settings.ATRIUM_OIDC_PROVIDERS) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(settings.ATRIUM_OIDC_PROVIDERS);
-    } catch {
-      throw new ConfigError('Invalid configuration: ATRIUM_OIDC_PROVIDERS is not valid JSON');
-    }
-    const first = [...Value.Errors(UpstreamProviders, parsed)][0];
-    if (first) throw new ConfigError(`Invalid configuration: ATRIUM_OIDC_PROVIDERS${first.instancePath.replaceAll('/', '.')} ${first.message}`);
-    upstream = parsed as UpstreamProvider[];
-    const ids = upstream.map((p) => p.id);
-    if (new Set(ids).size !== ids.length) throw new ConfigError('Invalid configuration: ATRIUM_OIDC_PROVIDERS ids must be unique');
+  // Its mail holds sign-in codes and password-reset links: on the network, it hands out accounts.
+  if (transport === 'outbox' && !isLoopback(values.host)) {
+    const off = signin.emailLogin ? 'ATRIUM_DEV_MAILBOX=false with ATRIUM_EMAIL_LOGIN=false' : 'ATRIUM_DEV_MAILBOX=false';
+    problems.push(
+      `HOST=${values.host} serves the network, but the development mailbox (/dev/mail) is on: it holds sign-in codes and `
+      + 'password-reset links, so it is only for a server that no one else can reach. '
+      + `Set ATRIUM_SMTP_URL to send real mail, or HOST=127.0.0.1 to serve this machine only, or ${off}`,
+    );
   }
+  if (problems.length > 0) throw invalid(problems);
   return {
-    signin: {
-      emailLogin,
-      upstream,
-      limits: {
-        perAccount: Number(settings.ATRIUM_SIGNIN_LIMIT_PER_ACCOUNT ?? 10),
-        perIp: Number(settings.ATRIUM_SIGNIN_LIMIT_PER_IP ?? 100),
-        windowMs: 15 * 60_000,
-      },
-    },
-    mail: {
-      transport,
-      smtpUrl: settings.ATRIUM_SMTP_URL,
-      from: settings.ATRIUM_MAIL_FROM ?? `Atrium <no-reply@${new URL(publicUrl).hostname}>`,
-    },
+    ...values,
+    signin: { ...signin, limits: { ...signin.limits, windowMs: SIGNIN_WINDOW_MINUTES * 60_000 } },
+    mail: { ...mail, transport },
   };
 }
 
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const raw: Record<string, string> = {};
-  for (const key of Object.keys(EnvSchema.properties)) {
-    const value = env[key];
-    if (value !== undefined && value !== '') raw[key] = value;
-  }
-  const errors = [...Value.Errors(EnvSchema, raw)];
-  if (errors.length > 0) {
-    const names = errors.map((e) => {
-      const name = e.instancePath.replace(/^\//, '');
-      const description = (EnvSchema.properties as Record<string, { description?: string }>)[name]?.description;
-      return `${name}=${JSON.stringify(raw[name])} is invalid${description ? ` (${description})` : ''}`;
-    });
-    throw new ConfigError(`Invalid configuration: ${[...new Set(names)].join('; ')}`);
-  }
-  const settings = raw as Static<typeof EnvSchema>;
-  const port = Number(settings.PORT ?? 8000);
-  if (port > 65535) throw new ConfigError(`Invalid configuration: PORT=${port} is out of range`);
-  const publicUrl = (settings.ATRIUM_PUBLIC_URL ?? `http://localhost:${port}`).replace(/\/+$/, '');
-  return {
-    port,
-    host: settings.HOST ?? '0.0.0.0',
-    publicUrl,
-    roomsUrl: (settings.ATRIUM_ROOMS_URL ?? `${publicUrl.replace(/^http/, 'ws')}/rooms`).replace(/\/+$/, ''),
-    dataDir: resolve(settings.ATRIUM_DATA_DIR ?? './data'),
-    databaseUrl: settings.DATABASE_URL,
-    databasePoolSize: Number(settings.DATABASE_POOL_SIZE ?? 20),
-    secretKey: settings.ATRIUM_SECRET_KEY,
-    maxUploadBytes: Number(settings.ATRIUM_MAX_UPLOAD_BYTES ?? 100 * 1024 * 1024),
-    authCacheMs: Number(settings.ATRIUM_AUTH_CACHE_SECONDS ?? 5) * 1000,
-    logLevel: settings.ATRIUM_LOG_LEVEL ?? 'info',
-    trustProxy: settings.ATRIUM_TRUST_PROXY === 'true' || settings.ATRIUM_TRUST_PROXY === '1',
-    ...signinAndMail(settings, publicUrl),
-    jobs: {
-      pollMs: Number(settings.ATRIUM_JOBS_POLL_MS ?? 1000),
-      batchSize: Number(settings.ATRIUM_JOBS_BATCH_SIZE ?? 100),
-      concurrency: Number(settings.ATRIUM_JOBS_CONCURRENCY ?? 200),
-      leaseMs: Number(settings.ATRIUM_JOBS_LEASE_SECONDS ?? 30) * 1000,
-      poolSize: Number(settings.ATRIUM_JOBS_POOL_SIZE ?? 4),
-    },
-    webhooks: {
-      // The embedded quick start delivers to receivers on the developer's own machine.
-      allowPrivate: settings.ATRIUM_WEBHOOKS_ALLOW_PRIVATE === undefined
-        ? settings.DATABASE_URL === undefined
-        : settings.ATRIUM_WEBHOOKS_ALLOW_PRIVATE === 'true' || settings.ATRIUM_WEBHOOKS_ALLOW_PRIVATE === '1',
-      timeoutMs: Number(settings.ATRIUM_WEBHOOKS_TIMEOUT_SECONDS ?? 15) * 1000,
-      retrySchedule: (settings.ATRIUM_WEBHOOKS_RETRY_SCHEDULE ?? '5,300,1800,7200,18000,36000,36000').split(',').map((s) => Number(s) * 1000),
-      disableAfterMs: Number(settings.ATRIUM_WEBHOOKS_DISABLE_AFTER_HOURS ?? 120) * 3600_000,
-    },
-  };
+/**
+ * The effective settings by variable name, as they would be written, with secrets redacted: for
+ * startup banners and logs.
+ */
+export function describeConfig(config: Config): Record<string, string> {
+  return describeSettings(SETTINGS, config);
 }

@@ -16,11 +16,10 @@ Commands:
   logout                    Revoke the sign-in at the server and forget it  [--server URL]
   help                      Show this help
 
-Settings come from the environment: PORT (8000), ATRIUM_PUBLIC_URL, ATRIUM_DATA_DIR (./data),
-DATABASE_URL (PostgreSQL; embedded PGlite when unset), ATRIUM_SECRET_KEY, ATRIUM_LOG_LEVEL.
-login/whoami/logout talk to --server, else ATRIUM_PUBLIC_URL, else http://localhost:8000, and keep
-tokens in ~/.config/atrium/credentials.json (ATRIUM_CONFIG_DIR overrides the directory).
-See README.md for all of them.`;
+serve and bootstrap take their settings from the environment (PORT, HOST, DATABASE_URL,
+ATRIUM_DATA_DIR, ATRIUM_PUBLIC_URL…): every one, with its default, is in the Settings section of
+README.md. login/whoami/logout talk to --server, else ATRIUM_PUBLIC_URL, else http://localhost:8000,
+and keep tokens in ~/.config/atrium/credentials.json (ATRIUM_CONFIG_DIR overrides the directory).`;
 
 type Command = (args: string[]) => Promise<number>;
 

@@ -1,11 +1,12 @@
 // `atrium serve`: run until SIGTERM/SIGINT, then drain and exit.
-import type { Config } from '../config.ts';
+import { describeConfig, type Config } from '../config.ts';
 import { startService } from '../main.ts';
 import { hasUsers } from '../modules/users/service.ts';
 
 export async function serve(config: Config): Promise<number> {
   const service = await startService(config);
   const { ctx } = service;
+  ctx.log.debug({ settings: describeConfig(config) }, 'effective settings');
   ctx.log.info({ url: config.publicUrl, database: ctx.database.engine, dataDir: ctx.database.engine === 'pglite' ? config.dataDir : undefined }, 'Atrium is listening');
   if (!(await hasUsers(ctx.db))) {
     const embedded = ctx.database.engine === 'pglite';

@@ -9,6 +9,7 @@ import { Type } from 'typebox';
 import type { Api } from '../platform/http/module.ts';
 import type { AppContext } from '../context.ts';
 import { forbidden, notFound } from '../platform/http/errors.ts';
+import { loopbackOnly } from '../platform/http/loopback.ts';
 import { Uuid } from '../platform/http/schemas.ts';
 import { findOutboxMail, listOutbox } from '../platform/mail/mailer.ts';
 import { findUserById } from '../modules/users/service.ts';
@@ -537,11 +538,13 @@ export async function oauthRoutes(app: Api, ctx: AppContext): Promise<void> {
       ctx.log.info({ url: `${issuer}/dev/mail` }, 'no SMTP server configured: mail is kept in the development outbox');
       route.get('/dev/mail', {
         config: publicPage,
+        onRequest: loopbackOnly,
         schema: { tags: ['Development'], summary: 'Development mail outbox (only without SMTP, in development)', response: { 200: Html } },
       }, async (_request, reply) => send(reply, pages.outboxPage(await listOutbox(ctx.db))));
 
       route.get('/dev/mail/:id', {
         config: publicPage,
+        onRequest: loopbackOnly,
         schema: { tags: ['Development'], summary: 'One mail of the development outbox', params: Type.Object({ id: Uuid }), response: { 200: Html, '4xx': Html } },
       }, async (request, reply) => {
         const mail = await findOutboxMail(ctx.db, request.params.id);

@@ -120,9 +120,12 @@ export interface Page {
 export class FormBrowser {
   readonly base: string;
   readonly #jar = new Map<string, StoredCookie>();
+  /** Sent with every request, e.g. the X-Forwarded-For a proxy adds for a remote client. */
+  readonly #headers: Record<string, string>;
 
-  constructor(base: string) {
+  constructor(base: string, headers: Record<string, string> = {}) {
     this.base = base;
+    this.#headers = headers;
   }
 
   cookieNames(): string[] {
@@ -166,6 +169,7 @@ export class FormBrowser {
         accept: 'text/html',
         ...(cookie ? { cookie } : {}),
         ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        ...this.#headers,
         ...headers,
       },
       ...(form ? { body: new URLSearchParams(form).toString() } : {}),

@@ -49,6 +49,3 @@ export function pathParams(url: string): string[] {
   return [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!);
 }
 
-export function hasJsonBody(route: RouteInfo): boolean {
-  return route.schema?.body !== undefined && (route.method === 'POST' || route.method === 'PUT' || route.method === 'PATCH');
-}

@@ -1,0 +1,146 @@
+// The kinds of value a setting takes. A kind turns the environment's text into a typed value or
+// says what is wrong with it, writes a value back the way it is set (for the redacted summary),
+// and says in words what it expects (for startup errors and the generated README table).
+import { resolve } from 'node:path';
+import type { Static, TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+
+type Parsed<T> = { ok: true; value: T } | { ok: false; problem?: string };
+
+export interface Kind<T> {
+  /** What a valid value looks like, e.g. "an integer from 1 to 999". */
+  readonly expects: string;
+  parse(raw: string): Parsed<T>;
+  format(value: T): string;
+}
+
+const valid = <T>(value: T): Parsed<T> => ({ ok: true, value });
+const invalid = (problem?: string): Parsed<never> => (problem === undefined ? { ok: false } : { ok: false, problem });
+const range = (min: number, max: number) => `${min.toLocaleString('en')}–${max.toLocaleString('en')}`;
+
+export function port(): Kind<number> {
+  return {
+    expects: 'a TCP port (0–65535; 0 picks a free one)',
+    parse: (raw) => (/^[0-9]{1,5}$/.test(raw) && Number(raw) <= 65535 ? valid(Number(raw)) : invalid()),
+    format: String,
+  };
+}
+
+/**
+ * A whole number from `min` to `max`. With `unit` and `scale`, it is written in that unit and
+ * read as `scale` times as much (seconds written, milliseconds used).
+ */
+export function integer(min: number, max: number, options: { unit?: string; scale?: number } = {}): Kind<number> {
+  const scale = options.scale ?? 1;
+  return {
+    expects: options.unit ? `${options.unit}, ${range(min, max)}` : `an integer, ${range(min, max)}`,
+    parse(raw) {
+      if (!/^[0-9]{1,15}$/.test(raw)) return invalid();
+      const n = Number(raw);
+      return n >= min && n <= max ? valid(n * scale) : invalid('out of range');
+    },
+    format: (value) => String(value / scale),
+  };
+}
+
+/** Comma-separated whole numbers, each from `min` to `max`, read as `scale` times as much. */
+export function integerList(min: number, max: number, maxItems: number, options: { unit: string; scale: number }): Kind<number[]> {
+  return {
+    expects: `comma-separated ${options.unit}, each ${range(min, max)}, at most ${maxItems}`,
+    parse(raw) {
+      const items = raw.split(',');
+      if (items.length > maxItems || !items.every((s) => /^[0-9]{1,15}$/.test(s))) return invalid();
+      const numbers = items.map(Number);
+      return numbers.every((n) => n >= min && n <= max) ? valid(numbers.map((n) => n * options.scale)) : invalid('out of range');
+    },
+    format: (value) => value.map((n) => n / options.scale).join(','),
+  };
+}
+
+export function boolean(): Kind<boolean> {
+  return {
+    expects: '`true` or `false` (`1` or `0`)',
+    parse: (raw) => (raw === 'true' || raw === '1' ? valid(true) : raw === 'false' || raw === '0' ? valid(false) : invalid()),
+    format: String,
+  };
+}
+
+export function oneOf<const T extends string>(values: readonly T[]): Kind<T> {
+  return {
+    expects: `one of ${values.map((v) => `\`${v}\``).join(', ')}`,
+    parse: (raw) => ((values as readonly string[]).includes(raw) ? valid(raw as T) : invalid()),
+    format: String,
+  };
+}
+
+/** Text matching `pattern` (anchored), of at most `maxLength` characters. */
+export function text(expects: string, pattern: RegExp, maxLength: number): Kind<string> {
+  return {
+    expects,
+    parse: (raw) => (raw.length <= maxLength && pattern.test(raw) ? valid(raw) : invalid()),
+    format: String,
+  };
+}
+
+// WHATWG parsing fits the web schemes; database and mail URLs may name several hosts or a socket
+// directory, which it refuses, so for them the scheme and the absence of spaces are checked.
+const WEB_SCHEMES = new Set(['http', 'https', 'ws', 'wss']);
+
+/** A URL with one of `schemes`; trailing slashes are dropped, so a base URL joins with paths. */
+export function url(schemes: readonly string[]): Kind<string> {
+  const prefix = new RegExp(`^(${schemes.join('|')})://\\S+$`);
+  return {
+    expects: `a URL starting ${schemes.map((s) => `\`${s}://\``).join(' or ')}`,
+    parse(raw) {
+      if (raw.length > 2000 || !prefix.test(raw)) return invalid();
+      if (WEB_SCHEMES.has(raw.slice(0, raw.indexOf(':'))) && !URL.canParse(raw)) return invalid();
+      return valid(raw.replace(/\/+$/, ''));
+    },
+    format: String,
+  };
+}
+
+/** A directory, made absolute against the working directory at startup. */
+export function directory(): Kind<string> {
+  return {
+    expects: 'a directory path',
+    parse: (raw) => (raw.length <= 4096 && !raw.includes('\0') ? valid(resolve(raw)) : invalid()),
+    format: String,
+  };
+}
+
+/** A key of `bytes` random bytes, base64 or base64url. */
+export function base64Key(bytes: number): Kind<string> {
+  return {
+    expects: `${bytes} random bytes in base64 (\`openssl rand -base64 ${bytes}\`)`,
+    parse(raw) {
+      if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw)) return invalid();
+      return Buffer.from(raw, 'base64').length === bytes ? valid(raw) : invalid(`not ${bytes} bytes`);
+    },
+    format: String,
+  };
+}
+
+/** JSON matching a TypeBox schema, with an optional further check of the whole value. */
+export function json<S extends TSchema>(expects: string, schema: S, check?: (value: Static<S>) => string | undefined): Kind<Static<S>> {
+  return {
+    expects,
+    parse(raw) {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        return invalid('not valid JSON');
+      }
+      // A `false` subschema (an unknown property) is reported twice; the parent's report names it.
+      const first = [...Value.Errors(schema, parsed)].find((e) => e.keyword !== 'boolean');
+      if (first) {
+        const where = first.instancePath.replace(/\/(\d+)/g, '[$1]').replaceAll('/', '.').replace(/^\./, '');
+        return invalid(`${where || 'the value'} ${first.message}`);
+      }
+      const problem = check?.(parsed as Static<S>);
+      return problem ? invalid(problem) : valid(parsed as Static<S>);
+    },
+    format: (value) => JSON.stringify(value),
+  };
+}

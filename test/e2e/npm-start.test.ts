@@ -1,0 +1,118 @@
+// `npm start` exactly as the README has users run it, on the embedded database in a temp data
+// dir: SIGTERM to the npm process (what a process manager sends) stops the server gracefully and
+// leaves nothing behind, and a start that would show the development mailbox to the network is
+// refused. npm runs the script through a shell: if the signal stopped there, the server would live
+// on as an orphan, which is what the process-group check below would find.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { onPath } from '../support/postgres.ts';
+import { freePort } from '../support/service.ts';
+
+const repoRoot = resolve(import.meta.dirname, '../..');
+const setpriv = onPath('setpriv');
+const START_TIMEOUT_MS = 90_000;
+const STOP_TIMEOUT_MS = 30_000;
+
+/** Resolves with 'timeout' after `ms`, without keeping the test process alive. */
+const timeout = (ms: number) => sleep(ms, 'timeout' as const, { ref: false });
+
+/** Processes of a process group that are still alive (zombies excluded), from /proc. */
+function liveMembers(pgid: number): number[] {
+  const members: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // "pid (comm) state ppid pgrp …"; comm may hold spaces and parentheses.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(pgrp) === pgid && state !== 'Z') members.push(Number(entry));
+  }
+  return members;
+}
+
+async function until(what: string, timeoutMs: number, check: () => boolean | Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await sleep(100);
+  }
+}
+
+async function answers(url: string): Promise<boolean> {
+  try {
+    return (await fetch(url, { signal: AbortSignal.timeout(2000) })).ok;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `npm start` in its own process group, so that cleanup reaches whatever it started, orphans
+ * included. If the test process is killed before its cleanup runs (an interrupted run), npm gets
+ * SIGTERM from the parent-death signal and passes it on like any other.
+ */
+function npmStart(t: TestContext, settings: Record<string, string>) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'atrium-npm-start-'));
+  const env: NodeJS.ProcessEnv = { ...process.env, ATRIUM_DATA_DIR: dataDir, ATRIUM_LOG_LEVEL: 'info', ...settings };
+  // A user's shell: none of the outer npm's variables, the embedded database, the default bind address.
+  for (const name of Object.keys(env)) if (name.startsWith('npm_')) delete env[name];
+  delete env.DATABASE_URL;
+  if (!('HOST' in settings)) delete env.HOST;
+  const argv = [...(setpriv ? [setpriv, '--pdeathsig=TERM', '--'] : []), 'npm', 'start'];
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  let output = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => { output += d; });
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => { output += d; });
+  const exited = new Promise<number | null>((res) => child.once('exit', (code) => setImmediate(() => res(code))));
+  const pgid = child.pid!;
+  t.after(() => {
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      // the group is empty: nothing left to stop
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  return { pgid, exited, output: () => output };
+}
+
+test('SIGTERM to `npm start` stops the server gracefully and leaves no process behind', async (t) => {
+  const port = await freePort();
+  const health = `http://127.0.0.1:${port}/healthz`;
+  const run = npmStart(t, { PORT: String(port) });
+  let exitedEarly = false;
+  void run.exited.then(() => { exitedEarly = true; });
+  await until('the server answers /healthz', START_TIMEOUT_MS, async () => {
+    if (exitedEarly) throw new Error(`npm start exited early:\n${run.output()}`);
+    return answers(health);
+  });
+  assert.ok(liveMembers(run.pgid).length >= 2, 'npm and the server run in the group');
+
+  process.kill(run.pgid, 'SIGTERM');
+  const code = await Promise.race([run.exited, timeout(STOP_TIMEOUT_MS)]);
+  assert.notEqual(code, 'timeout', `npm exits within ${STOP_TIMEOUT_MS} ms of SIGTERM:\n${run.output()}`);
+  await until('no process of `npm start` is left', STOP_TIMEOUT_MS, () => liveMembers(run.pgid).length === 0);
+  assert.equal(await answers(health), false, 'the port no longer answers');
+  assert.match(run.output(), /"signal":"SIGTERM","msg":"shutting down"/, 'the server itself received SIGTERM and shut down');
+  assert.equal(code, 0, run.output());
+});
+
+test('`HOST=0.0.0.0 npm start` with the development mailbox is refused, saying why and what to set', async (t) => {
+  const port = await freePort();
+  const run = npmStart(t, { PORT: String(port), HOST: '0.0.0.0' });
+  const code = await Promise.race([run.exited, timeout(START_TIMEOUT_MS)]);
+  assert.notEqual(code, 'timeout', `npm start exits:\n${run.output()}`);
+  assert.notEqual(code, 0);
+  assert.match(run.output(), /HOST=0\.0\.0\.0 serves the network, but the development mailbox \(\/dev\/mail\) is on/);
+  assert.match(run.output(), /Set ATRIUM_SMTP_URL to send real mail, or HOST=127\.0\.0\.1/);
+  assert.equal(await answers(`http://127.0.0.1:${port}/healthz`), false, 'nothing listens');
+});

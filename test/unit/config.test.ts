@@ -1,0 +1,198 @@
+// The settings table: defaults (plain and depending on other settings), one startup error naming
+// every bad variable without repeating secrets, the refusal to show the development mailbox to the
+// network, the redacted summary, and the README section generated from the table.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { test } from 'node:test';
+import { README, renderSettingsSection, withSettingsSection } from '../../scripts/settings-doc.ts';
+import { ConfigError, describeConfig, loadConfig, SETTINGS } from '../../src/config.ts';
+import { listSettings } from '../../src/platform/settings/table.ts';
+
+const KEY = Buffer.alloc(32, 3).toString('base64');
+
+function configError(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `a ConfigError, not ${String(error)}`);
+    return error.message;
+  }
+  assert.fail(`accepted ${JSON.stringify(env)}`);
+}
+
+test('defaults: the embedded quick start on this machine only', () => {
+  const config = loadConfig({});
+  assert.equal(config.port, 8000);
+  assert.equal(config.host, '127.0.0.1');
+  assert.equal(config.publicUrl, 'http://localhost:8000');
+  assert.equal(config.roomsUrl, 'ws://localhost:8000/rooms');
+  assert.equal(config.dataDir, resolve('data'));
+  assert.equal(config.databaseUrl, undefined);
+  assert.equal(config.databasePoolSize, 20);
+  assert.equal(config.secretKey, undefined);
+  assert.equal(config.maxUploadBytes, 100 * 1024 * 1024);
+  assert.equal(config.authCacheMs, 5000);
+  assert.equal(config.logLevel, 'info');
+  assert.equal(config.trustProxy, false);
+  assert.deepEqual(config.signin, { emailLogin: true, upstream: [], limits: { perAccount: 10, perIp: 100, windowMs: 15 * 60_000 } });
+  assert.deepEqual(config.mail, { smtpUrl: undefined, from: 'Atrium <no-reply@localhost>', devMailbox: true, transport: 'outbox' });
+  assert.deepEqual(config.jobs, { pollMs: 1000, batchSize: 100, concurrency: 200, poolSize: 4, leaseMs: 30_000 });
+  assert.deepEqual(config.webhooks, {
+    allowPrivate: true,
+    timeoutMs: 15_000,
+    retrySchedule: [5, 300, 1800, 7200, 18000, 36000, 36000].map((s) => s * 1000),
+    disableAfterMs: 120 * 3600_000,
+  });
+});
+
+test('defaults that follow other settings', () => {
+  const production = loadConfig({ DATABASE_URL: 'postgres://db/atrium', PORT: '9000', ATRIUM_SMTP_URL: 'smtp://mail:25' });
+  assert.equal(production.publicUrl, 'http://localhost:9000');
+  assert.equal(production.roomsUrl, 'ws://localhost:9000/rooms');
+  assert.equal(production.signin.emailLogin, false);
+  assert.equal(production.mail.devMailbox, false);
+  assert.equal(production.mail.transport, 'smtp');
+  assert.equal(production.webhooks.allowPrivate, false);
+
+  const tls = loadConfig({ ATRIUM_PUBLIC_URL: 'https://auth.example.com/', ATRIUM_SMTP_URL: 'smtps://mail:465' });
+  assert.equal(tls.publicUrl, 'https://auth.example.com', 'trailing slash dropped');
+  assert.equal(tls.roomsUrl, 'wss://auth.example.com/rooms');
+  assert.equal(tls.mail.from, 'Atrium <no-reply@auth.example.com>');
+  assert.equal(tls.mail.transport, 'smtp', 'SMTP wins over the development mailbox');
+
+  const set = loadConfig({ DATABASE_URL: 'postgres://db/atrium', ATRIUM_EMAIL_LOGIN: '1', ATRIUM_DEV_MAILBOX: 'true', ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true' });
+  assert.equal(set.signin.emailLogin, true);
+  assert.equal(set.mail.transport, 'outbox');
+  assert.equal(set.webhooks.allowPrivate, true);
+  // An empty variable counts as unset.
+  assert.equal(loadConfig({ PORT: '', HOST: '' }).host, '127.0.0.1');
+});
+
+test('values are read in the unit they are written in', () => {
+  const config = loadConfig({
+    ATRIUM_AUTH_CACHE_SECONDS: '0', ATRIUM_JOBS_LEASE_SECONDS: '5', ATRIUM_WEBHOOKS_TIMEOUT_SECONDS: '1',
+    ATRIUM_WEBHOOKS_RETRY_SCHEDULE: '1,0,2', ATRIUM_WEBHOOKS_DISABLE_AFTER_HOURS: '2', ATRIUM_TRUST_PROXY: 'true',
+    ATRIUM_OIDC_PROVIDERS: JSON.stringify([{ id: 'idp', issuer: 'https://idp.example', client_id: 'c', client_secret: 's', label: 'IdP' }]),
+  });
+  assert.equal(config.authCacheMs, 0);
+  assert.equal(config.jobs.leaseMs, 5000);
+  assert.equal(config.webhooks.timeoutMs, 1000);
+  assert.deepEqual(config.webhooks.retrySchedule, [1000, 0, 2000]);
+  assert.equal(config.webhooks.disableAfterMs, 2 * 3600_000);
+  assert.equal(config.trustProxy, true);
+  assert.deepEqual(config.signin.upstream.map((p) => p.id), ['idp']);
+});
+
+test('one startup error names every bad variable and what it expects', () => {
+  const message = configError({
+    PORT: '70000',
+    HOST: 'two words',
+    ATRIUM_PUBLIC_URL: 'ftp://example.com',
+    ATRIUM_LOG_LEVEL: 'loud',
+    ATRIUM_TRUST_PROXY: 'yes',
+    ATRIUM_JOBS_LEASE_SECONDS: '0',
+    ATRIUM_WEBHOOKS_RETRY_SCHEDULE: '5,,10',
+    ATRIUM_MAIL_FROM: 'a\r\nBcc: x@example.com',
+  });
+  for (const expected of [
+    /PORT="70000" is invalid: expected a TCP port/,
+    /HOST="two words" is invalid/,
+    /ATRIUM_PUBLIC_URL="ftp:\/\/example.com" is invalid: expected a URL starting `http:\/\/` or `https:\/\/`/,
+    /ATRIUM_LOG_LEVEL="loud" is invalid: expected one of `fatal`/,
+    /ATRIUM_TRUST_PROXY="yes" is invalid: expected `true` or `false`/,
+    /ATRIUM_JOBS_LEASE_SECONDS="0" is invalid \(out of range\): expected seconds, 1–99,999/,
+    /ATRIUM_WEBHOOKS_RETRY_SCHEDULE="5,,10" is invalid/,
+    /ATRIUM_MAIL_FROM=.* is invalid/,
+  ]) assert.match(message, expected);
+  assert.equal(message.split('\n').length, 9, `one line per variable:\n${message}`);
+  assert.doesNotMatch(configError({ PORT: 'abc' }), /HOST|ATRIUM_/, 'only the bad variable is named');
+});
+
+test('a bad secret is named but its value never repeated', () => {
+  const providers = JSON.stringify([{ id: 'idp', issuer: 'https://idp.example', client_id: 'c', client_secret: 'upstream-secret-1', label: 'IdP', extra: 1 }]);
+  const message = configError({
+    DATABASE_URL: 'mysql://atrium:db-password-1@db/atrium',
+    ATRIUM_SMTP_URL: 'imap://mailer:smtp-password-1@mail',
+    ATRIUM_SECRET_KEY: 'short-key-secret-1',
+    ATRIUM_OIDC_PROVIDERS: providers,
+  });
+  for (const name of ['DATABASE_URL', 'ATRIUM_SMTP_URL', 'ATRIUM_SECRET_KEY', 'ATRIUM_OIDC_PROVIDERS']) assert.match(message, new RegExp(`\\b${name} is invalid`));
+  assert.match(message, /ATRIUM_OIDC_PROVIDERS is invalid \(\[0\] must not have additional properties/);
+  assert.doesNotMatch(message, /password-1|secret-1|mysql|imap/);
+
+  assert.match(configError({ ATRIUM_OIDC_PROVIDERS: '{not json' }), /ATRIUM_OIDC_PROVIDERS is invalid \(not valid JSON\)/);
+  const twice = JSON.stringify([1, 2].map(() => ({ id: 'same', issuer: 'https://idp.example', client_id: 'c', client_secret: 's', label: 'IdP' })));
+  assert.match(configError({ ATRIUM_OIDC_PROVIDERS: twice }), /provider ids must be unique/);
+  assert.match(configError({ ATRIUM_SECRET_KEY: 'A'.repeat(44) }), /ATRIUM_SECRET_KEY is invalid \(not 32 bytes\)/);
+  assert.equal(loadConfig({ ATRIUM_SECRET_KEY: Buffer.alloc(32, 1).toString('base64url') }).secretKey, Buffer.alloc(32, 1).toString('base64url'));
+});
+
+test('email sign-in without a way to send mail is refused', () => {
+  assert.match(configError({ ATRIUM_DEV_MAILBOX: 'false' }), /ATRIUM_EMAIL_LOGIN.*needs a way to send mail: set ATRIUM_SMTP_URL/);
+  assert.equal(loadConfig({ ATRIUM_DEV_MAILBOX: 'false', ATRIUM_EMAIL_LOGIN: 'false' }).mail.transport, 'none');
+});
+
+test('the development mailbox is refused on an address that serves the network', () => {
+  for (const host of ['0.0.0.0', '::', '192.168.1.10', 'atrium.example.com', '::ffff:10.0.0.1']) {
+    const message = configError({ HOST: host });
+    assert.match(message, new RegExp(`HOST=${host.replaceAll('.', '\\.')} serves the network, but the development mailbox \\(/dev/mail\\) is on`));
+    assert.match(message, /password-reset links/, 'says why');
+    assert.match(message, /Set ATRIUM_SMTP_URL .*, or HOST=127\.0\.0\.1 .*, or ATRIUM_DEV_MAILBOX=false with ATRIUM_EMAIL_LOGIN=false/, 'says what to set');
+  }
+  assert.match(configError({ HOST: '0.0.0.0', ATRIUM_EMAIL_LOGIN: 'false' }), /or ATRIUM_DEV_MAILBOX=false$/);
+  for (const host of ['127.0.0.1', '127.0.0.2', '::1', 'localhost']) assert.equal(loadConfig({ HOST: host }).mail.transport, 'outbox', host);
+  // Off the mailbox, any address.
+  assert.equal(loadConfig({ HOST: '0.0.0.0', ATRIUM_SMTP_URL: 'smtp://mail:25' }).host, '0.0.0.0');
+  assert.equal(loadConfig({ HOST: '0.0.0.0', ATRIUM_DEV_MAILBOX: 'false', ATRIUM_EMAIL_LOGIN: 'false' }).host, '0.0.0.0');
+  assert.equal(loadConfig({ HOST: '::', DATABASE_URL: 'postgres://db/atrium' }).host, '::');
+});
+
+test('the redacted summary shows every effective setting as written, and no secret', () => {
+  const secrets = ['db-password-1', 'smtp-password-1', 'upstream-secret-1', KEY];
+  const summary = describeConfig(loadConfig({
+    DATABASE_URL: 'postgres://atrium:db-password-1@db.internal:5432/atrium',
+    ATRIUM_SMTP_URL: 'smtps://mailer:smtp-password-1@mail.example.com:465',
+    ATRIUM_SECRET_KEY: KEY,
+    ATRIUM_OIDC_PROVIDERS: JSON.stringify([{ id: 'idp', issuer: 'https://idp.example', client_id: 'client-1', client_secret: 'upstream-secret-1', label: 'IdP' }]),
+    ATRIUM_JOBS_LEASE_SECONDS: '45',
+  }));
+  const text = JSON.stringify(summary);
+  for (const value of secrets) assert.ok(!text.includes(value), `${value} is not shown`);
+  assert.equal(summary.DATABASE_URL, 'postgres://atrium:[redacted]@db.internal:5432/atrium');
+  assert.equal(summary.ATRIUM_SMTP_URL, 'smtps://mailer:[redacted]@mail.example.com:465');
+  assert.equal(summary.ATRIUM_SECRET_KEY, '[redacted]');
+  assert.deepEqual(JSON.parse(summary.ATRIUM_OIDC_PROVIDERS!), [{ id: 'idp', issuer: 'https://idp.example', client_id: 'client-1', client_secret: '[redacted]', label: 'IdP' }]);
+  assert.equal(summary.ATRIUM_JOBS_LEASE_SECONDS, '45');
+  assert.equal(summary.ATRIUM_WEBHOOKS_RETRY_SCHEDULE, '5,300,1800,7200,18000,36000,36000');
+  assert.equal(summary.HOST, '127.0.0.1');
+  // Every setting with a value is there; unset ones are left out.
+  assert.deepEqual(Object.keys(summary).sort(), listSettings(SETTINGS).map((s) => s.env).sort());
+  const unset = describeConfig(loadConfig({}));
+  for (const name of ['DATABASE_URL', 'ATRIUM_SMTP_URL', 'ATRIUM_SECRET_KEY']) assert.ok(!(name in unset), name);
+
+  // A password with an unescaped @ is hidden whole; user info without a password shows as is.
+  const odd = describeConfig(loadConfig({ DATABASE_URL: 'postgres://atrium:p@ss@db/atrium', ATRIUM_SMTP_URL: 'smtp://relay@mail:25' }));
+  assert.equal(odd.DATABASE_URL, 'postgres://atrium:[redacted]@db/atrium');
+  assert.equal(odd.ATRIUM_SMTP_URL, 'smtp://relay@mail:25');
+});
+
+test('every entry names a distinct variable and documents itself', () => {
+  const settings = listSettings(SETTINGS);
+  const names = settings.map((s) => s.env);
+  assert.equal(new Set(names).size, names.length, 'variable names are unique');
+  for (const s of settings) {
+    assert.match(s.env, /^[A-Z][A-Z0-9_]*$/, s.env);
+    assert.match(s.description, /[.)]$/, `${s.env}: a description in sentences`);
+    assert.ok(s.group && s.kind.expects && s.default.doc, s.env);
+  }
+  for (const name of ['ATRIUM_SECRET_KEY', 'ATRIUM_SMTP_URL', 'ATRIUM_OIDC_PROVIDERS', 'DATABASE_URL']) {
+    assert.ok(settings.find((s) => s.env === name)?.secret, `${name} is secret`);
+  }
+});
+
+test("the README's settings section is up to date", () => {
+  const readme = readFileSync(README, 'utf8');
+  assert.ok(readme === withSettingsSection(readme, renderSettingsSection()), 'README.md settings section is stale: run `npm run docs:settings` and commit the result');
+  for (const s of listSettings(SETTINGS)) assert.match(readme, new RegExp(`\\| \`${s.env}\` \\|`), `${s.env} is listed`);
+});
