@@ -9,7 +9,7 @@ import { loadConfig } from '../src/config.ts';
 import { openContext } from '../src/main.ts';
 import { modules } from '../src/modules/index.ts';
 import { CREDENTIAL_KINDS, DEFAULT_CREDENTIALS, type AuthRequirement } from '../src/platform/http/auth.ts';
-import { effectiveRoles, PROJECT_ROLES } from '../src/platform/http/roles.ts';
+import { effectiveRoles, PROJECT_ROLES, roleDescription } from '../src/platform/http/roles.ts';
 
 export const PERMISSIONS_DOC = new URL('../docs/permissions.md', import.meta.url).pathname;
 
@@ -17,18 +17,6 @@ const CREDENTIAL_DESCRIPTIONS: Record<string, string> = {
   api_key: 'Project API key (`ma-…`). Acts for its own project only: as a project admin, or with the roles it was created with.',
   user: 'Personal access token of a user (`atp_…`). Acts with the roles the user holds in each project.',
   oauth: 'OAuth access token issued to an application for a user. Accepted only by routes that name an OAuth scope, and only when the token carries that scope; it then acts with the user\'s roles.',
-};
-
-const ROLE_DESCRIPTIONS: Record<string, string> = {
-  admin: 'Manages the project: settings, users, API keys; holds every other role.',
-  developer: 'Builds on the project: rooms, agents, storage uploads, participant tokens, webhooks.',
-  member: 'Every project user: reads the project, its rooms and agents, connects, downloads files.',
-  room_creator: 'Creates rooms.',
-  agent_creator: 'Creates managed agents.',
-  llm_proxy_user: 'Uses the LLM proxy (and, as in the earlier variant, manages OAuth clients).',
-  oauth_client_creator: 'Registers OAuth clients.',
-  oauth_client_inventory: 'Lists and reads OAuth clients.',
-  oauth_client_manager: 'Updates and deletes OAuth clients.',
 };
 
 interface RouteRow {
@@ -90,7 +78,7 @@ export function renderPermissionsDoc(routes: readonly RouteRow[]): string {
     '|---|---|---|',
     ...PROJECT_ROLES.map((role) => {
       const implied = [...effectiveRoles([role])].filter((r) => r !== role);
-      return `| ${code(role)} | ${implied.length > 0 ? implied.map(code).join(', ') : '—'} | ${cell(ROLE_DESCRIPTIONS[role] ?? '')} |`;
+      return `| ${code(role)} | ${implied.length > 0 ? implied.map(code).join(', ') : '—'} | ${cell(roleDescription(role))} |`;
     }),
     '',
     '## Routes',

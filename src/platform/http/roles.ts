@@ -1,34 +1,59 @@
 // Project roles, what each one implies, and the legacy permission flags that map onto them.
 
-export const PROJECT_ROLES = [
-  'admin',
-  'developer',
-  'member',
-  'room_creator',
-  'agent_creator',
-  'llm_proxy_user',
-  'oauth_client_creator',
-  'oauth_client_inventory',
-  'oauth_client_manager',
-] as const;
+/** The three roles of each resource family that SPEC names `<family>_creator | _inventory | _manager`. */
+const family = <F extends string>(name: F, plural: string) => ({
+  [`${name}_creator`]: { description: `Creates ${plural}.`, implies: [] },
+  [`${name}_inventory`]: { description: `Lists and reads ${plural}.`, implies: [] },
+  [`${name}_manager`]: { description: `Updates and deletes ${plural}.`, implies: [`${name}_inventory`] },
+}) as Record<`${F}_${'creator' | 'inventory' | 'manager'}`, { description: string; implies: string[] }>;
 
-export type Role = (typeof PROJECT_ROLES)[number];
-
-const OAUTH_CLIENT_ROLES: Role[] = ['oauth_client_creator', 'oauth_client_inventory', 'oauth_client_manager'];
-
-/** Roles a role brings along. Every project user is a `member`; admins hold everything. */
-const IMPLIES: Record<Role, readonly Role[]> = {
-  admin: PROJECT_ROLES,
-  developer: ['developer', 'member', 'room_creator', 'agent_creator', 'llm_proxy_user', 'oauth_client_inventory', 'oauth_client_manager'],
-  member: ['member'],
-  room_creator: ['member', 'room_creator'],
-  agent_creator: ['member', 'agent_creator'],
-  // SPEC: the earlier variant gates OAuth client management by can_use_llm_proxy.
-  llm_proxy_user: ['member', 'llm_proxy_user', ...OAUTH_CLIENT_ROLES],
-  oauth_client_creator: ['member', 'oauth_client_creator'],
-  oauth_client_inventory: ['member', 'oauth_client_inventory'],
-  oauth_client_manager: ['member', 'oauth_client_manager'],
+/**
+ * Every project role: what it is for and the roles it brings along (transitively). Every project
+ * user is a `member`; admins hold everything; developers hold the roles of building on a project.
+ */
+const ROLE_TABLE = {
+  admin: { description: 'Manages the project: settings, users, API keys; holds every other role.', implies: [] },
+  developer: { description: 'Builds on the project: rooms, agents, storage, participant tokens, webhooks, and every resource family.', implies: [] },
+  member: { description: 'Every project user: reads the project, its rooms and agents, connects, downloads files.', implies: [] },
+  room_creator: { description: 'Creates rooms.', implies: [] },
+  agent_creator: { description: 'Creates managed agents.', implies: [] },
+  llm_proxy_user: { description: 'Uses the LLM proxy (and, as in the earlier variant, manages OAuth clients).', implies: ['oauth_client_creator', 'oauth_client_inventory', 'oauth_client_manager'] },
+  oauth_client_creator: { description: 'Registers OAuth clients.', implies: [] },
+  oauth_client_inventory: { description: 'Lists and reads OAuth clients.', implies: [] },
+  oauth_client_manager: { description: 'Updates and deletes OAuth clients.', implies: [] },
+  room_server: { description: 'A room server: reads the configuration of rooms (services, secrets, mailboxes, routes) and reports sessions and telemetry.', implies: [] },
+  session_inventory: { description: 'Lists and reads room sessions and their telemetry.', implies: [] },
+  usage_reporter: { description: 'Reads usage reports and transactions.', implies: [] },
+  billing_manager: { description: 'Manages billing: auto-recharge, checkout, subscriptions; reads usage.', implies: ['usage_reporter'] },
+  ...family('service', 'services'),
+  ...family('secret', 'secrets'),
+  ...family('route', 'routes'),
+  ...family('repository', 'repositories'),
+  ...family('external_oauth', 'external OAuth registrations'),
+  ...family('share', 'shares'),
+  ...family('mailbox', 'mailboxes'),
+  ...family('feed', 'feeds'),
+  ...family('feed_subscription', 'feed subscriptions'),
+  ...family('llm_logger', 'LLM loggers'),
+  ...family('scheduled_task', 'scheduled tasks'),
 };
+
+export type Role = keyof typeof ROLE_TABLE;
+
+export const PROJECT_ROLES = Object.keys(ROLE_TABLE) as Role[];
+
+/** Roles a developer holds besides its own: building on a project, not administering it. */
+const DEVELOPER_ROLES = PROJECT_ROLES.filter((r) => !['admin', 'developer', 'billing_manager'].includes(r));
+
+/** Roles a role brings along directly (effectiveRoles follows them transitively). */
+const IMPLIES = new Map<Role, readonly Role[]>(PROJECT_ROLES.map((role) => {
+  const implied = role === 'admin' ? PROJECT_ROLES : role === 'developer' ? DEVELOPER_ROLES : ROLE_TABLE[role].implies as Role[];
+  return [role, ['member', ...implied]];
+}));
+
+export function roleDescription(role: Role): string {
+  return ROLE_TABLE[role].description;
+}
 
 export function isRole(value: string): value is Role {
   return (PROJECT_ROLES as readonly string[]).includes(value);
@@ -41,7 +66,7 @@ export function effectiveRoles(direct: readonly string[]): Set<Role> {
   for (let role = pending.pop(); role !== undefined; role = pending.pop()) {
     if (roles.has(role) && role !== 'member') continue;
     roles.add(role);
-    pending.push(...IMPLIES[role].filter((implied) => !roles.has(implied)));
+    pending.push(...IMPLIES.get(role)!.filter((implied) => !roles.has(implied)));
   }
   return roles;
 }
