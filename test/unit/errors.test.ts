@@ -53,3 +53,8 @@ test('ill-formed text is found wherever it hides; well-formed text and streams p
   assert.equal(illFormedText({ name: 'ü🚀 名前', n: 1, ok: true, none: null }, 'body'), undefined);
   assert.equal(illFormedText(Buffer.from([0, 0xd8]), 'body'), undefined);
 });
+
+test('a request the client aborted is its own doing, not an internal error', () => {
+  assert.equal(toApiError(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))?.status, 400);
+  assert.equal(toApiError(Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }))?.status, 400);
+});

@@ -152,6 +152,9 @@ export function toApiError(error: unknown): ApiError | undefined {
   if (fastifyError.validation) return badRequest(describeValidation(fastifyError));
   const framework = fastifyError.code ? FRAMEWORK_ERRORS[fastifyError.code] : undefined;
   if (framework) return framework(fastifyError);
+  // The client went away while its body was being read (an aborted upload): nobody hears the
+  // answer, but it is not our bug either.
+  if (fastifyError.code === 'ECONNRESET' || fastifyError.code === 'ERR_STREAM_PREMATURE_CLOSE') return badRequest('The request was aborted before its body was complete');
   const sqlState = sqlStateOf(error);
   // Uniqueness races that a service's own pre-check could not see.
   if (sqlState === '23505') return conflict('A resource with that name already exists');
