@@ -7,6 +7,7 @@ import { apiKeysModule } from './api-keys/index.ts';
 import { oauthClientsModule } from './oauth-clients/index.ts';
 import { participantTokensModule } from './participant-tokens/index.ts';
 import { projectsModule } from './projects/index.ts';
+import { repositoriesModule } from './repositories/index.ts';
 import { roomsModule } from './rooms/index.ts';
 import { sessionsModule } from './sessions/index.ts';
 import { storageModule } from './storage/index.ts';
@@ -27,4 +28,5 @@ export const modules: readonly Module[] = [
   oauthModule,
   webhooksModule,
   sessionsModule,
+  repositoriesModule,
 ];
