@@ -6,6 +6,7 @@ import { agentsModule } from './agents/index.ts';
 import { apiKeysModule } from './api-keys/index.ts';
 import { oauthClientsModule } from './oauth-clients/index.ts';
 import { participantTokensModule } from './participant-tokens/index.ts';
+import { policiesModule } from './policies/index.ts';
 import { projectsModule } from './projects/index.ts';
 import { repositoriesModule } from './repositories/index.ts';
 import { roomsModule } from './rooms/index.ts';
@@ -29,4 +30,5 @@ export const modules: readonly Module[] = [
   webhooksModule,
   sessionsModule,
   repositoriesModule,
+  policiesModule,
 ];

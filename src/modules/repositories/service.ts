@@ -3,10 +3,13 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { AppContext } from '../../context.ts';
+import { isUuid } from '../../platform/crypto/credentials.ts';
+import type { Db } from '../../platform/db/engine.ts';
 import type { Principal, ProjectAccess } from '../../platform/http/auth.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import type { Role } from '../../platform/http/roles.ts';
+import { forgetResource, rolesOn } from '../policies/service.ts';
 import { REPOSITORY_ACTIONS, type RepositoryAction } from './schema.ts';
 import * as store from './store.ts';
 
@@ -14,6 +17,9 @@ import * as store from './store.ts';
 // inside by one `.`, one or two `_`, or any number of `-`.
 const COMPONENT = '[a-z0-9]+(?:(?:\\.|_|__|-+)[a-z0-9]+)*';
 const OCI_NAME = new RegExp(`^${COMPONENT}(?:/${COMPONENT})*$`);
+
+/** The resource type of repositories in resource policies. */
+export const REPOSITORY_RESOURCE = 'repository';
 
 /** The repository's name in the registry: the project id keeps projects apart on a shared registry. */
 const registryName = (row: store.RepositoryRow) => `${row.projectId}/${row.name}`;
@@ -72,8 +78,16 @@ export async function updateRepository(ctx: AppContext, projectId: string, id: s
   return row;
 }
 
+/** A repository by id, for resource policies (any text may arrive as an id there). */
+export async function findRepositoryById(db: Db, projectId: string, id: string): Promise<store.RepositoryRow | undefined> {
+  return isUuid(id) ? store.findRepository(db, projectId, id) : undefined;
+}
+
 export async function deleteRepository(ctx: AppContext, projectId: string, id: string): Promise<void> {
-  if (!(await store.deleteRepository(ctx.db, projectId, id))) throw notFound('Repository');
+  await ctx.db.transaction(async (tx) => {
+    if (!(await store.deleteRepository(tx, projectId, id))) throw notFound('Repository');
+    await forgetResource(tx, projectId, REPOSITORY_RESOURCE, id);
+  });
 }
 
 /** What each project role may do on every repository of the project. */
@@ -82,9 +96,22 @@ export const PROJECT_ROLE_ACTIONS: readonly (readonly [Role, readonly Repository
   ['repository_inventory', ['pull']],
 ];
 
-/** The actions the caller may put in a token for this repository. */
-function grantableActions(access: ProjectAccess): Set<RepositoryAction> {
-  return new Set(PROJECT_ROLE_ACTIONS.filter(([role]) => access.roles.has(role)).flatMap(([, actions]) => actions));
+/** What each role of a repository's policy lets its holder put in a token for that repository. */
+export const REPOSITORY_ROLE_ACTIONS: readonly (readonly [string, readonly RepositoryAction[]])[] = [
+  ['admin', ['pull', 'push']],
+  ['developer', ['pull', 'push']],
+  ['operator', ['pull']],
+  ['viewer', ['pull']],
+  ['list', []],
+];
+
+/** The actions the caller may put in a token for this repository: through project roles, and its policy. */
+async function grantableActions(ctx: AppContext, principal: Principal, access: ProjectAccess, repository: store.RepositoryRow): Promise<Set<RepositoryAction>> {
+  const held = await rolesOn(ctx, principal, access, REPOSITORY_RESOURCE, repository.id);
+  return new Set([
+    ...PROJECT_ROLE_ACTIONS.filter(([role]) => access.roles.has(role)).flatMap(([, actions]) => actions),
+    ...REPOSITORY_ROLE_ACTIONS.filter(([role]) => held.has(role)).flatMap(([, actions]) => actions),
+  ]);
 }
 
 /**
@@ -93,7 +120,7 @@ function grantableActions(access: ProjectAccess): Set<RepositoryAction> {
  */
 export async function issueRepositoryToken(ctx: AppContext, principal: Principal, access: ProjectAccess, id: string, input: { actions?: RepositoryAction[] | undefined; expires_in_seconds?: number | undefined }) {
   const repository = await getRepository(ctx, access.projectId, id);
-  const grantable = grantableActions(access);
+  const grantable = await grantableActions(ctx, principal, access, repository);
   if (grantable.size === 0) throw forbidden('You have no access to this repository');
   const actions = REPOSITORY_ACTIONS.filter((a) => (input.actions ?? ['pull']).includes(a));
   const refused = actions.filter((a) => !grantable.has(a));

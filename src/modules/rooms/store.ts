@@ -33,6 +33,11 @@ export async function findRoomByName(db: Db, projectId: string, name: string): P
   return row as RoomRow | undefined;
 }
 
+export async function findRoomById(db: Db, projectId: string, id: string): Promise<RoomRow | undefined> {
+  const [row] = await db.select().from(roomsTable).where(and(eq(roomsTable.projectId, projectId), eq(roomsTable.id, id)));
+  return row;
+}
+
 /** Inserts unless the name is taken; returns undefined on a name clash. */
 export async function insertRoom(db: Db, room: typeof roomsTable.$inferInsert): Promise<RoomRow | undefined> {
   const [row] = await db.insert(roomsTable).values(room).onConflictDoNothing({ target: [roomsTable.projectId, roomsTable.name] }).returning();
