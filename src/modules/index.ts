@@ -4,6 +4,7 @@ import type { Module } from '../platform/http/module.ts';
 import { oauthModule } from '../oauth/index.ts';
 import { agentsModule } from './agents/index.ts';
 import { apiKeysModule } from './api-keys/index.ts';
+import { externalOAuthModule } from './external-oauth/index.ts';
 import { oauthClientsModule } from './oauth-clients/index.ts';
 import { participantTokensModule } from './participant-tokens/index.ts';
 import { policiesModule } from './policies/index.ts';
@@ -31,4 +32,5 @@ export const modules: readonly Module[] = [
   sessionsModule,
   repositoriesModule,
   policiesModule,
+  externalOAuthModule,
 ];
