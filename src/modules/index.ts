@@ -12,6 +12,7 @@ import { projectsModule } from './projects/index.ts';
 import { repositoriesModule } from './repositories/index.ts';
 import { roomsModule } from './rooms/index.ts';
 import { sessionsModule } from './sessions/index.ts';
+import { sharesModule } from './shares/index.ts';
 import { storageModule } from './storage/index.ts';
 import { systemModule } from './system/index.ts';
 import { usersModule } from './users/index.ts';
@@ -33,4 +34,5 @@ export const modules: readonly Module[] = [
   repositoriesModule,
   policiesModule,
   externalOAuthModule,
+  sharesModule,
 ];
