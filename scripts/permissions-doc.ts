@@ -4,11 +4,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp, PLUGIN_ROUTE_PREFIXES, type BuiltApp } from '../src/app.ts';
+import { buildApp, documentedPath, PLUGIN_ROUTE_PREFIXES, type BuiltApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { openContext } from '../src/main.ts';
 import { modules } from '../src/modules/index.ts';
 import { CREDENTIAL_KINDS, DEFAULT_CREDENTIALS, type AuthRequirement } from '../src/platform/http/auth.ts';
+import type { PolicyResourceType } from '../src/platform/http/policy-resources.ts';
 import { effectiveRoles, PROJECT_ROLES, roleDescription } from '../src/platform/http/roles.ts';
 
 export const PERMISSIONS_DOC = new URL('../docs/permissions.md', import.meta.url).pathname;
@@ -28,8 +29,8 @@ interface RouteRow {
 const cell = (text: string) => text.replaceAll('|', '\\|');
 const code = (text: string) => `\`${text}\``;
 
-/** The Markdown document for a route table (as returned by buildApp). */
-export function renderPermissionsDoc(routes: readonly RouteRow[]): string {
+/** The Markdown document for a route table (as returned by buildApp) and the policy resource types. */
+export function renderPermissionsDoc(routes: readonly RouteRow[], policyResources: readonly PolicyResourceType[]): string {
   const isPlugin = (url: string) => PLUGIN_ROUTE_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`));
   const seen = new Set<string>();
   const rows = routes
@@ -40,7 +41,7 @@ export function renderPermissionsDoc(routes: readonly RouteRow[]): string {
       seen.add(key);
       return true;
     })
-    .map((r) => ({ method: r.method, path: r.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}'), auth: (r.config as { auth?: AuthRequirement } | undefined)?.auth }))
+    .map((r) => ({ method: r.method, path: documentedPath(r.url), auth: (r.config as { auth?: AuthRequirement } | undefined)?.auth }))
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.method < b.method ? -1 : a.method > b.method ? 1 : 0));
 
   const lines: string[] = [
@@ -91,6 +92,26 @@ export function renderPermissionsDoc(routes: readonly RouteRow[]): string {
       return `| ${method} | ${code(path)} | ${code(permission)} | ${credentials} | ${auth?.oauthScope ? code(auth.oauthScope) : '—'} |`;
     }),
     '',
+    '## Resource policies',
+    '',
+    'A resource policy gives a subject (a project user, a service account — a project API key —, or every',
+    'member or developer of the project) roles on one resource; see [policies.md](policies.md). The policy',
+    'routes ask for `member`; reading a policy and changing it then need the project role named below for',
+    'the resource type. What each role on a resource lets its holder do is enforced by the resource\'s own',
+    'family, from the tables below. Roles held in the project still apply: project admins and developers',
+    'connect to every room with everything, and `repository_manager` / `repository_inventory` reach every',
+    'repository of the project.',
+    '',
+    ...policyResources.flatMap((type) => [
+      `### ${code(type.type)}`,
+      '',
+      `Policy read with ${code(type.readRole)}, changed with ${code(type.manageRole)}.`,
+      '',
+      '| Role | Lets its holder |',
+      '|---|---|',
+      ...Object.entries(type.roles).map(([role, grants]) => `| ${code(role)} | ${cell(grants)} |`),
+      '',
+    ]),
     '## Served by plugins',
     '',
     'These prefixes are served by plugins that authenticate by their own rules (the API reference page,',
@@ -120,6 +141,6 @@ export async function currentRoutes(): Promise<BuiltApp['routes']> {
 }
 
 if (import.meta.main) {
-  writeFileSync(PERMISSIONS_DOC, renderPermissionsDoc(await currentRoutes()));
+  writeFileSync(PERMISSIONS_DOC, renderPermissionsDoc(await currentRoutes(), modules.flatMap((m) => m.policyResources ?? [])));
   process.stdout.write(`wrote ${PERMISSIONS_DOC}\n`);
 }

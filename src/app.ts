@@ -21,6 +21,14 @@ export const PLUGIN_ROUTE_PREFIXES = ['/docs', '/oauth', '/.well-known/openid-co
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
+/**
+ * A route's path as documents and clients write it: `{name}` for a parameter, and `:` for the
+ * router's escaped literal colon `::` (as in `…/policy::grant`).
+ */
+export function documentedPath(url: string): string {
+  return url.replace(/(?<!:):([A-Za-z0-9_]+)/g, '{$1}').replaceAll('::', ':');
+}
+
 function ajvFor(coerce: boolean): Ajv {
   // Query strings and path params arrive as text and are coerced; JSON bodies must have the right types.
   const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: true, allErrors: false, strict: false });

@@ -14,6 +14,7 @@ const DATA = 'Database, files and keys';
 const SIGNIN = 'Sign-in and mail';
 const JOBS = 'Background jobs';
 const WEBHOOKS = 'Webhook delivery';
+const REPOSITORIES = 'Image repositories';
 
 const SIGNIN_WINDOW_MINUTES = 15;
 const embedded = (get: (env: string) => unknown) => get('DATABASE_URL') === undefined;
@@ -142,6 +143,12 @@ export const SETTINGS = {
     disableAfterMs: setting({
       env: 'ATRIUM_WEBHOOKS_DISABLE_AFTER_HOURS', group: WEBHOOKS, kind: integer(1, 99_999, { unit: 'hours', scale: 3600_000 }), default: '120',
       description: 'A webhook whose deliveries keep failing this long without a success is disabled.',
+    }),
+  },
+  repositories: {
+    registryService: setting({
+      env: 'ATRIUM_REGISTRY_SERVICE', group: REPOSITORIES, kind: text('a service name (1–200 printable ASCII characters)', /^[\x20-\x7e]+$/, 200), default: 'atrium-registry',
+      description: 'The audience (`aud`) of repository tokens: set your OCI registry\'s token `service` to the same value. The registry also needs the issuer (`ATRIUM_PUBLIC_URL`) and the keys at `/.well-known/jwks.json`: see [docs/repositories.md](docs/repositories.md).',
     }),
   },
 };

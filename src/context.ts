@@ -7,6 +7,7 @@ import type { SigningKeys } from './platform/crypto/signing-keys.ts';
 import type { Database, Db } from './platform/db/engine.ts';
 import type { Events } from './platform/events/emit.ts';
 import type { Auth } from './platform/http/auth.ts';
+import type { PolicyResourceTypes } from './platform/http/policy-resources.ts';
 import type { Mailer } from './platform/mail/mailer.ts';
 
 export interface AppContext {
@@ -19,6 +20,8 @@ export interface AppContext {
   auth: Auth;
   /** The event catalogue, and emitting an event with its consumers' fan-out. */
   events: Events;
+  /** The resource types that resource policies can name, from every module. */
+  policyResources: PolicyResourceTypes;
   /** Outgoing mail (SMTP, or the development outbox). */
   mail: Mailer;
   log: FastifyBaseLogger;

@@ -1,6 +1,6 @@
 // Boot: config → database (migrated) → shared services → app → workers, and graceful shutdown.
-// Everything a module contributes (verifiers, memberships, events, job handlers) is collected from
-// the one module list, src/modules/index.ts.
+// Everything a module contributes (verifiers, memberships, events, job handlers, policy resource
+// types) is collected from the one module list, src/modules/index.ts.
 import { join } from 'node:path';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
@@ -16,6 +16,7 @@ import { openDatabase } from './platform/db/engine.ts';
 import { migrate } from './platform/db/migrate.ts';
 import { Events } from './platform/events/emit.ts';
 import { Auth } from './platform/http/auth.ts';
+import { PolicyResourceTypes } from './platform/http/policy-resources.ts';
 import type { Module } from './platform/http/module.ts';
 import { DeclaredSchedules, Scheduler } from './platform/jobs/scheduler.ts';
 import { JobWorker } from './platform/jobs/worker.ts';
@@ -59,6 +60,7 @@ export async function openContext(config: Config, log?: FastifyBaseLogger, modul
       blobs: new FileBlobStore(join(config.dataDir, 'blobs')),
       auth,
       events: new Events(modules.flatMap((m) => m.events ?? [])),
+      policyResources: new PolicyResourceTypes(modules.flatMap((m) => m.policyResources ?? [])),
       mail: createMailer(config.mail, database.db),
       log: logger,
     };

@@ -4,11 +4,15 @@ import type { Module } from '../platform/http/module.ts';
 import { oauthModule } from '../oauth/index.ts';
 import { agentsModule } from './agents/index.ts';
 import { apiKeysModule } from './api-keys/index.ts';
+import { externalOAuthModule } from './external-oauth/index.ts';
 import { oauthClientsModule } from './oauth-clients/index.ts';
 import { participantTokensModule } from './participant-tokens/index.ts';
+import { policiesModule } from './policies/index.ts';
 import { projectsModule } from './projects/index.ts';
+import { repositoriesModule } from './repositories/index.ts';
 import { roomsModule } from './rooms/index.ts';
 import { sessionsModule } from './sessions/index.ts';
+import { sharesModule } from './shares/index.ts';
 import { storageModule } from './storage/index.ts';
 import { systemModule } from './system/index.ts';
 import { usersModule } from './users/index.ts';
@@ -27,4 +31,8 @@ export const modules: readonly Module[] = [
   oauthModule,
   webhooksModule,
   sessionsModule,
+  repositoriesModule,
+  policiesModule,
+  externalOAuthModule,
+  sharesModule,
 ];

@@ -56,7 +56,7 @@ describe('route declarations [pglite]', () => {
   });
 
   test('docs/permissions.md is up to date', () => {
-    const expected = renderPermissionsDoc(service.routes);
+    const expected = renderPermissionsDoc(service.routes, service.ctx.policyResources.all);
     let committed = '';
     try {
       committed = readFileSync(PERMISSIONS_DOC, 'utf8');

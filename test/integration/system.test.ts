@@ -4,6 +4,7 @@ import { after, before, test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { call, forEachEngine, startTestService, type TestService } from '../support/service.ts';
+import { documentedPath } from '../../src/app.ts';
 import { apiRoutes } from '../support/routes.ts';
 
 interface Operation {
@@ -92,7 +93,7 @@ forEachEngine('system endpoints', (engine) => {
 
     for (const route of apiRoutes(service)) {
       if (route.schema?.hide) continue;
-      const path = route.url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+      const path = documentedPath(route.url);
       const where = `${route.method} ${path}`;
       assert.ok(operations.has(where), `${where} is in the OpenAPI document`);
       const operation = doc.paths[path]![route.method.toLowerCase()]!;

@@ -1,6 +1,6 @@
 // Bad requests generated from a route's declaration: the valid request the walk would send, then
 // mutations of its body, path, query, headers and credential. Seeded, so a failure replays.
-import type { RouteInfo } from './routes.ts';
+import { fillPath, type RouteInfo } from './routes.ts';
 
 /** mulberry32: a small seeded PRNG, good enough to pick mutations reproducibly. */
 export function seededRandom(seed: number): () => number {
@@ -92,7 +92,7 @@ const WRONG_VALUES: [string, unknown][] = [
 ];
 
 const encodePath = (route: RouteInfo, params: Record<string, string>, override?: [string, string]) =>
-  route.url.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => (override && override[0] === name ? override[1] : encodeURIComponent(params[name] ?? '')));
+  fillPath(route.url, (name) => (override && override[0] === name ? override[1] : encodeURIComponent(params[name] ?? '')));
 
 const encodeQuery = (query: Record<string, string>, raw: string[] = []) => {
   const parts = [...Object.entries(query).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`), ...raw];

@@ -1,6 +1,6 @@
 // Helpers for suites that walk the registered route table (isolation, bad input, declarations), so
 // route families added later are covered without touching those suites.
-import { PLUGIN_ROUTE_PREFIXES } from '../../src/app.ts';
+import { documentedPath, PLUGIN_ROUTE_PREFIXES } from '../../src/app.ts';
 import type { AuthRequirement } from '../../src/platform/http/auth.ts';
 import type { RunningService } from '../../src/main.ts';
 
@@ -46,6 +46,11 @@ export function apiRoutes(service: Pick<RunningService, 'routes'>): RouteInfo[] 
 }
 
 export function pathParams(url: string): string[] {
-  return [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!);
+  return [...documentedPath(url).matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]!);
+}
+
+/** The path a client sends for a route: each parameter's text from `fill` (already encoded). */
+export function fillPath(url: string, fill: (name: string) => string): string {
+  return documentedPath(url).replace(/\{([A-Za-z0-9_]+)\}/g, (_m, name: string) => fill(name));
 }
 

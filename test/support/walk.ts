@@ -7,7 +7,7 @@ import { createUser } from '../../src/modules/users/service.ts';
 import type { Fixture, FixtureClient } from '../../src/platform/http/module.ts';
 import { rowsOf } from '../../src/platform/jobs/outbox.ts';
 import { call, type Tenant, type TestService } from './service.ts';
-import { pathParams, type RouteInfo } from './routes.ts';
+import { fillPath, pathParams, type RouteInfo } from './routes.ts';
 import { sampleOf } from './samples.ts';
 
 /** The parameters of one project's fixtures: by the module that provided them, and first-wins overall. */
@@ -92,7 +92,7 @@ export function missingParams(route: RouteInfo, values: FixtureValues): string[]
 
 /** The route's path with its parameters and required query filled from a project's fixtures. */
 export function routePath(route: RouteInfo, values: FixtureValues): string {
-  const path = route.url.replace(/:([A-Za-z0-9_]+)/g, (_m, name: string) => encodeURIComponent(paramValue(route, values, name) ?? `missing-${name}`));
+  const path = fillPath(route.url, (name) => encodeURIComponent(paramValue(route, values, name) ?? `missing-${name}`));
   const required = route.schema?.querystring?.required ?? [];
   if (required.length === 0) return path;
   return `${path}?${new URLSearchParams(required.map((name): [string, string] => [name, paramValue(route, values, name) ?? `missing-${name}`]))}`;

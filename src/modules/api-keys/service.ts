@@ -55,6 +55,11 @@ export async function revokeApiKey(ctx: AppContext, projectId: string, keyId: st
   ctx.auth.forgetCredential(keyId);
 }
 
+/** Whether a live API key with this id belongs to the project (the service accounts of resource policies). */
+export async function isProjectApiKey(db: Db, projectId: string, keyId: string): Promise<boolean> {
+  return (await store.findApiKey(db, keyId))?.projectId === projectId;
+}
+
 /** The secret of a live key, for verifying participant tokens the key signed. */
 export async function findApiKeySecret(ctx: AppContext, keyId: string): Promise<{ projectId: string; secret: string } | undefined> {
   const row = await store.findApiKey(ctx.db, keyId);

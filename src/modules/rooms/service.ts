@@ -1,11 +1,36 @@
-// Rules for rooms: unique names per project, rename keeps the id, and who may connect.
+// Rules for rooms: unique names per project, rename keeps the id, and who may connect with what.
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
+import { isUuid } from '../../platform/crypto/credentials.ts';
+import type { Db } from '../../platform/db/engine.ts';
 import type { Principal, ProjectAccess } from '../../platform/http/auth.ts';
 import { conflict, forbidden, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import { FULL_SCOPE, USER_SCOPE, issueParticipantToken } from '../participant-tokens/service.ts';
+import { forgetResource, rolesOn } from '../policies/service.ts';
 import * as store from './store.ts';
+
+/** The resource type of rooms in resource policies. */
+export const ROOM_RESOURCE = 'room';
+
+/**
+ * What each role of a room's policy lets its holder do: the ApiScope of the participant token that
+ * connect issues, strongest role first. `list` lets a subject find the room, not join it.
+ */
+export const ROOM_ROLE_SCOPES: readonly (readonly [string, Record<string, unknown> | null])[] = [
+  ['admin', FULL_SCOPE],
+  // The SDK's ApiScope.agentDefault({tunnels: true}).
+  ['developer', { ...USER_SCOPE, llm: {}, tunnels: {} }],
+  ['operator', USER_SCOPE],
+  // Present and watching: media, the participant list, room files and documents read-only.
+  ['viewer', {
+    livekit: {},
+    messaging: { broadcast: false, send: false },
+    storage: { paths: [{ path: '', read_only: true }] },
+    sync: { paths: [{ path: '*', read_only: true }] },
+  }],
+  ['list', null],
+];
 
 export function roomView(room: store.RoomRow) {
   return {
@@ -67,17 +92,38 @@ export async function updateRoom(ctx: AppContext, projectId: string, roomId: str
   return room;
 }
 
+/** A room by id, for resource policies (any text may arrive as an id there). */
+export async function findRoomById(db: Db, projectId: string, roomId: string): Promise<store.RoomRow | undefined> {
+  return isUuid(roomId) ? store.findRoomById(db, projectId, roomId) : undefined;
+}
+
+/** The names of the project's rooms with these ids (others are left out), in one query. */
+export async function roomNames(db: Db, projectId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  return new Map((await store.findRoomNames(db, projectId, ids)).map((room) => [room.id, room.name]));
+}
+
 export async function deleteRoom(ctx: AppContext, projectId: string, roomId: string): Promise<void> {
-  if (!(await store.deleteRoom(ctx.db, projectId, roomId))) throw notFound('Room');
+  await ctx.db.transaction(async (tx) => {
+    if (!(await store.deleteRoom(tx, projectId, roomId))) throw notFound('Room');
+    await forgetResource(tx, projectId, ROOM_RESOURCE, roomId);
+  });
 }
 
 /**
- * The ApiScope a caller gets in a room: API keys, admins and developers get full access; other
- * project users only rooms whose initial permissions name them.
+ * The ApiScope a caller gets in a room. Project admins and developers: everything. Others holding
+ * a role on the room's policy: what their strongest role grants (the policy decides). Else the
+ * room's initial permissions for them; else, for an API key, a participant's defaults. Anyone else
+ * may not join.
  */
-export function roomScopeFor(principal: Principal, access: ProjectAccess, permissions: Record<string, Record<string, unknown>>): Record<string, unknown> {
+export async function roomScopeFor(ctx: AppContext, principal: Principal, access: ProjectAccess, room: store.RoomRow): Promise<Record<string, unknown>> {
   if (access.roles.has('admin') || access.roles.has('developer')) return FULL_SCOPE;
-  const granted = principal.userId ? permissions[principal.userId] : undefined;
+  const held = await rolesOn(ctx, principal, access, ROOM_RESOURCE, room.id);
+  const strongest = ROOM_ROLE_SCOPES.find(([role]) => held.has(role));
+  if (strongest) {
+    if (!strongest[1]) throw forbidden('The list role lets you find this room, not join it');
+    return strongest[1];
+  }
+  const granted = principal.userId ? room.permissions[principal.userId] : undefined;
   if (granted) return granted;
   if (principal.kind === 'api_key') return USER_SCOPE;
   throw forbidden('You have no access to this room');
@@ -89,7 +135,7 @@ export function roomUrl(ctx: AppContext, roomName: string): string {
 
 export async function connectRoom(ctx: AppContext, principal: Principal, access: ProjectAccess, roomName: string) {
   const room = await getRoom(ctx, access.projectId, roomName);
-  const scope = roomScopeFor(principal, access, room.permissions);
+  const scope = await roomScopeFor(ctx, principal, access, room);
   const jwt = await issueParticipantToken(ctx, {
     projectId: access.projectId,
     name: principal.name,

@@ -1,5 +1,5 @@
 // Rooms of a project. Every query is keyed by the project id.
-import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import { jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
@@ -31,6 +31,16 @@ export async function findRoomByName(db: Db, projectId: string, name: string): P
   if (!statement) byNameStatements.set(db, (statement = prepareByName(db)));
   const [row] = await statement.execute({ projectId, name });
   return row as RoomRow | undefined;
+}
+
+export async function findRoomById(db: Db, projectId: string, id: string): Promise<RoomRow | undefined> {
+  const [row] = await db.select().from(roomsTable).where(and(eq(roomsTable.projectId, projectId), eq(roomsTable.id, id)));
+  return row;
+}
+
+export async function findRoomNames(db: Db, projectId: string, ids: readonly string[]): Promise<{ id: string; name: string }[]> {
+  if (ids.length === 0) return [];
+  return db.select({ id: roomsTable.id, name: roomsTable.name }).from(roomsTable).where(and(eq(roomsTable.projectId, projectId), inArray(roomsTable.id, [...ids])));
 }
 
 /** Inserts unless the name is taken; returns undefined on a name clash. */

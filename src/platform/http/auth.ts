@@ -149,7 +149,8 @@ export class Auth {
   }
 }
 
-function bearerToken(request: FastifyRequest): string | undefined {
+/** The credential of an `Authorization: Bearer …` header, if the request carries one. */
+export function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   if (!header) return undefined;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

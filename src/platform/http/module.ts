@@ -9,6 +9,7 @@ import type { EventConsumer, EventDefinition } from '../events/catalogue.ts';
 import type { JobHandler } from '../jobs/worker.ts';
 import type { Schedule } from '../jobs/scheduler.ts';
 import type { CredentialVerifier, Memberships } from './auth.ts';
+import type { PolicyResourceType } from './policy-resources.ts';
 
 /** The Fastify instance a module's routes are declared on (TypeBox types the handlers). */
 export type Api = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
@@ -30,6 +31,11 @@ export interface Module {
   readonly events?: readonly EventDefinition[];
   /** Consumers that fan events out (webhook deliveries, feed messages…) in the emitting statement. */
   readonly eventConsumers?: (ctx: AppContext) => readonly EventConsumer[];
+  /**
+   * Resource types that resource policies can name (`/policies/resources/{type}/{id}`): the roles
+   * a subject can hold on one resource, who manages them, and how to find a resource by id.
+   */
+  readonly policyResources?: readonly PolicyResourceType[];
   /** How to create one real resource of each kind the module's routes address (isolation walk, fuzz). */
   readonly fixtures?: readonly Fixture[];
 }

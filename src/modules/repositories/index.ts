@@ -1,0 +1,25 @@
+// Image repositories of a project and registry tokens for them.
+import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { repositoryRoutes } from './routes.ts';
+import { findRepositoryById, REPOSITORY_RESOURCE, REPOSITORY_ROLE_ACTIONS } from './service.ts';
+
+export const repositoriesModule: Module = {
+  name: 'repositories',
+  routes: repositoryRoutes,
+  policyResources: [{
+    type: REPOSITORY_RESOURCE,
+    roles: Object.fromEntries(REPOSITORY_ROLE_ACTIONS.map(([role, actions]) => [
+      role, actions.length > 0 ? `registry tokens with ${actions.map((a) => `\`${a}\``).join(', ')}` : 'find the repository; no token',
+    ])),
+    readRole: 'repository_inventory',
+    manageRole: 'repository_manager',
+    find: async (db, projectId, id) => findRepositoryById(db, projectId, id),
+  }],
+  fixtures: [{
+    provides: ['repository_id'],
+    async create(client) {
+      const repository = await client.request<{ id: string }>('POST', `/accounts/projects/${client.projectId}/repositories`, { json: { name: `fixture/repo-${fixtureSuffix()}` } });
+      return { repository_id: repository.id };
+    },
+  }],
+};

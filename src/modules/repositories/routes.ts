@@ -1,0 +1,56 @@
+// Image repositories: create, list, fetch, update, delete, and registry tokens for one repository.
+import type { Api } from '../../platform/http/module.ts';
+import type { AppContext } from '../../context.ts';
+import { pageOf } from '../../platform/http/lists.ts';
+import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
+import * as schema from './schema.ts';
+import * as service from './service.ts';
+
+const tags = ['Repositories'];
+const repositories = '/accounts/projects/:project_id/repositories';
+
+export function repositoryRoutes(app: Api, ctx: AppContext): void {
+  app.post(repositories, {
+    config: { auth: { permission: 'repository_creator' } },
+    schema: { tags, summary: 'Create an image repository', params: ProjectParams, body: schema.RepositoryInput, response: { 201: schema.Repository } },
+  }, async (request, reply) => reply.status(201).send(service.repositoryView(await service.createRepository(ctx, request.params.project_id, request.body))));
+
+  app.get(repositories, {
+    config: { auth: { permission: 'repository_inventory' } },
+    schema: {
+      tags, summary: 'List image repositories', params: ProjectParams, querystring: schema.RepositoryListQuery,
+      response: { 200: schema.RepositoryList }, description: '`filter` matches the name.',
+    },
+  }, async (request) => service.listRepositories(ctx, request.params.project_id, pageOf(request.query)));
+
+  app.get(`${repositories}/:repository_id`, {
+    config: { auth: { permission: 'repository_inventory' } },
+    schema: { tags, summary: 'Fetch an image repository', params: schema.RepositoryParams, response: { 200: schema.Repository } },
+  }, async (request) => service.repositoryView(await service.getRepository(ctx, request.params.project_id, request.params.repository_id)));
+
+  app.put(`${repositories}/:repository_id`, {
+    config: { auth: { permission: 'repository_manager' } },
+    schema: {
+      tags, summary: 'Update an image repository (the id stays)', params: schema.RepositoryParams, body: schema.RepositoryInput,
+      response: { 200: schema.Repository }, description: 'Replaces name, description and annotations.',
+    },
+  }, async (request) => service.repositoryView(await service.updateRepository(ctx, request.params.project_id, request.params.repository_id, request.body)));
+
+  app.delete(`${repositories}/:repository_id`, {
+    config: { auth: { permission: 'repository_manager' } },
+    schema: { tags, summary: 'Delete an image repository', params: schema.RepositoryParams, response: { 200: Ok } },
+  }, async (request) => {
+    await service.deleteRepository(ctx, request.params.project_id, request.params.repository_id);
+    return OK;
+  });
+
+  app.post(`${repositories}/:repository_id/token`, {
+    config: { auth: { permission: 'member' } },
+    schema: {
+      tags, summary: 'A registry token for this one repository', params: schema.RepositoryParams, body: schema.TokenRequest,
+      response: { 200: schema.RepositoryToken },
+      description: 'A Docker registry token-authentication JWT (issuer: the public URL; audience: `ATRIUM_REGISTRY_SERVICE`; `access`: this repository with the actions asked for). '
+        + 'Every action asked for must be one the caller holds on the repository, through a project role or the repository\'s policy; see docs/repositories.md.',
+    },
+  }, async (request) => service.issueRepositoryToken(ctx, request.principal!, request.access!, request.params.repository_id, request.body ?? {}));
+}

@@ -1,0 +1,142 @@
+// Rules for image repositories: names as the OCI distribution spec defines them, unique in the
+// project; and registry tokens scoped to one repository and to no more actions than the caller holds.
+import { randomUUID } from 'node:crypto';
+import { SignJWT } from 'jose';
+import type { AppContext } from '../../context.ts';
+import { isUuid } from '../../platform/crypto/credentials.ts';
+import type { Db } from '../../platform/db/engine.ts';
+import type { Principal, ProjectAccess } from '../../platform/http/auth.ts';
+import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.ts';
+import type { Page } from '../../platform/http/lists.ts';
+import type { Role } from '../../platform/http/roles.ts';
+import { forgetResource, rolesOn } from '../policies/service.ts';
+import { REPOSITORY_ACTIONS, type RepositoryAction } from './schema.ts';
+import * as store from './store.ts';
+
+// The distribution spec's `<name>`: path components of lower-case letters and digits, separated
+// inside by one `.`, one or two `_`, or any number of `-`.
+const COMPONENT = '[a-z0-9]+(?:(?:\\.|_|__|-+)[a-z0-9]+)*';
+const OCI_NAME = new RegExp(`^${COMPONENT}(?:/${COMPONENT})*$`);
+
+/** The resource type of repositories in resource policies. */
+export const REPOSITORY_RESOURCE = 'repository';
+
+/** The repository's name in the registry: the project id keeps projects apart on a shared registry. */
+const registryName = (row: store.RepositoryRow) => `${row.projectId}/${row.name}`;
+
+export function repositoryView(row: store.RepositoryRow) {
+  return {
+    id: row.id,
+    project_id: row.projectId,
+    name: row.name,
+    registry_name: registryName(row),
+    description: row.description,
+    annotations: row.annotations,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+export interface RepositoryInput {
+  name: string;
+  description?: string | null | undefined;
+  annotations?: Record<string, string> | null | undefined;
+}
+
+function checkName(name: string): void {
+  if (!OCI_NAME.test(name)) {
+    throw badRequest('name must be an OCI repository name: lower-case letters and digits, separated inside a component by ".", "_", "__" or dashes, components joined by "/" (e.g. "team/web-app")');
+  }
+}
+
+export async function createRepository(ctx: AppContext, projectId: string, input: RepositoryInput): Promise<store.RepositoryRow> {
+  checkName(input.name);
+  const row = await store.insertRepository(ctx.db, {
+    id: randomUUID(), projectId, name: input.name, description: input.description ?? '', annotations: input.annotations ?? {},
+  });
+  if (!row) throw conflict(`A repository named ${JSON.stringify(input.name)} already exists`);
+  return row;
+}
+
+export async function getRepository(ctx: AppContext, projectId: string, id: string): Promise<store.RepositoryRow> {
+  const row = await store.findRepository(ctx.db, projectId, id);
+  if (!row) throw notFound('Repository');
+  return row;
+}
+
+export async function listRepositories(ctx: AppContext, projectId: string, page: Page) {
+  const { items, total } = await store.listRepositories(ctx.db, projectId, page);
+  return { repositories: items.map(repositoryView), total };
+}
+
+export async function updateRepository(ctx: AppContext, projectId: string, id: string, input: RepositoryInput): Promise<store.RepositoryRow> {
+  checkName(input.name);
+  const clash = await store.findRepositoryByName(ctx.db, projectId, input.name);
+  if (clash && clash.id !== id) throw conflict(`A repository named ${JSON.stringify(input.name)} already exists`);
+  const row = await store.updateRepository(ctx.db, projectId, id, { name: input.name, description: input.description ?? '', annotations: input.annotations ?? {} });
+  if (!row) throw notFound('Repository');
+  return row;
+}
+
+/** A repository by id, for resource policies (any text may arrive as an id there). */
+export async function findRepositoryById(db: Db, projectId: string, id: string): Promise<store.RepositoryRow | undefined> {
+  return isUuid(id) ? store.findRepository(db, projectId, id) : undefined;
+}
+
+export async function deleteRepository(ctx: AppContext, projectId: string, id: string): Promise<void> {
+  await ctx.db.transaction(async (tx) => {
+    if (!(await store.deleteRepository(tx, projectId, id))) throw notFound('Repository');
+    await forgetResource(tx, projectId, REPOSITORY_RESOURCE, id);
+  });
+}
+
+/** What each project role may do on every repository of the project. */
+export const PROJECT_ROLE_ACTIONS: readonly (readonly [Role, readonly RepositoryAction[]])[] = [
+  ['repository_manager', ['pull', 'push']],
+  ['repository_inventory', ['pull']],
+];
+
+/** What each role of a repository's policy lets its holder put in a token for that repository. */
+export const REPOSITORY_ROLE_ACTIONS: readonly (readonly [string, readonly RepositoryAction[]])[] = [
+  ['admin', ['pull', 'push']],
+  ['developer', ['pull', 'push']],
+  ['operator', ['pull']],
+  ['viewer', ['pull']],
+  ['list', []],
+];
+
+/** The actions the caller may put in a token for this repository: through project roles, and its policy. */
+async function grantableActions(ctx: AppContext, principal: Principal, access: ProjectAccess, repository: store.RepositoryRow): Promise<Set<RepositoryAction>> {
+  const held = await rolesOn(ctx, principal, access, REPOSITORY_RESOURCE, repository.id);
+  return new Set([
+    ...PROJECT_ROLE_ACTIONS.filter(([role]) => access.roles.has(role)).flatMap(([, actions]) => actions),
+    ...REPOSITORY_ROLE_ACTIONS.filter(([role]) => held.has(role)).flatMap(([, actions]) => actions),
+  ]);
+}
+
+/**
+ * A registry bearer token in the shape of the Docker registry token-authentication spec: issued by
+ * this service, for the configured registry service, granting `actions` on this one repository.
+ */
+export async function issueRepositoryToken(ctx: AppContext, principal: Principal, access: ProjectAccess, id: string, input: { actions?: RepositoryAction[] | undefined; expires_in_seconds?: number | undefined }) {
+  const repository = await getRepository(ctx, access.projectId, id);
+  const grantable = await grantableActions(ctx, principal, access, repository);
+  if (grantable.size === 0) throw forbidden('You have no access to this repository');
+  const actions = REPOSITORY_ACTIONS.filter((a) => (input.actions ?? ['pull']).includes(a));
+  const refused = actions.filter((a) => !grantable.has(a));
+  if (refused.length > 0) throw forbidden(`You may not grant ${refused.join(', ')} on this repository`);
+  const issuedAt = Math.floor(Date.now() / 1000);
+  const expiresAt = issuedAt + (input.expires_in_seconds ?? 3600);
+  const key = ctx.keys.current;
+  const token = await new SignJWT({ access: [{ type: 'repository', name: registryName(repository), actions }] })
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+    .setIssuer(ctx.config.publicUrl)
+    .setSubject(principal.name)
+    .setAudience(ctx.config.repositories.registryService)
+    .setIssuedAt(issuedAt)
+    .setNotBefore(issuedAt)
+    .setExpirationTime(expiresAt)
+    .setJti(randomUUID())
+    .sign(key.privateKey);
+  return { token, expires_at: new Date(expiresAt * 1000).toISOString() };
+}
