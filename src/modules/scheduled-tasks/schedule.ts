@@ -17,8 +17,8 @@ export type Schedule = { kind: 'cron'; cron: Cron } | { kind: 'interval'; second
 
 const INTERVAL = /^\s*(\d{1,9})\s+(second|seconds|minute|minutes|hour|hours|day|days)\s*$/i;
 const UNIT_SECONDS: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86_400 };
-/** Runs looked at to find a cron expression's shortest gap (a year of any daily or denser pattern). */
-const PERIOD_SAMPLE = 400;
+/** Runs looked at for a cron expression's shortest gap: its first cluster of runs shows the densest spacing. */
+const PERIOD_SAMPLE = 24;
 
 /** Why a schedule is refused, for a 400 that names the problem. */
 export class ScheduleError extends Error {}
