@@ -53,11 +53,14 @@ async function deliveredBy(instance: AtriumChild): Promise<number> {
 test('two instances on one PostgreSQL fire 200 tasks due in the same minute exactly once each', { timeout: 240_000 }, async (t) => {
   if (!requireOrSkip(t, pgUrl !== undefined, 'PostgreSQL')) return;
   const roomServer = await startFakeRoomServer();
-  // Small claims, so that both instances take part in firing and delivering.
-  const setup = await setUp('postgres', roomServer, { ATRIUM_JOBS_BATCH_SIZE: '5' });
+  t.after(() => roomServer.close());
+  // Small claims, so that both instances take part in firing and delivering; one public URL for
+  // both, as behind a load balancer (the issuer the room server checks).
+  const publicUrl = 'http://atrium.pair.test';
+  const setup = await setUp('postgres', roomServer, { ATRIUM_JOBS_BATCH_SIZE: '5', ATRIUM_PUBLIC_URL: publicUrl });
   const servers = [await spawnAtrium(setup.env), await spawnAtrium(setup.env)];
   try {
-    roomServer.connect({ url: servers[0]!.url, projectId: setup.boot.project_id, apiKey: setup.boot.api_key });
+    roomServer.connect({ url: servers[0]!.url, issuer: publicUrl, projectId: setup.boot.project_id, apiKey: setup.boot.api_key });
     const ids = await createTasks(roomServer, setup.boot.project_id, 200);
     await roomServer.waitFor((calls) => new Set(messages(calls).map((c) => c.json.task_id)).size >= ids.length, 150_000);
     // Every delivery job is done once the instances' counts add up; then both stop, after which
@@ -76,21 +79,24 @@ test('two instances on one PostgreSQL fire 200 tasks due in the same minute exac
     process.stdout.write(`# two instances: ${settled.join(' + ')} deliveries of ${ids.length} tasks, due at ${[...new Set(received.map((c) => c.json.scheduled_time))].join(', ')}\n`);
   } finally {
     await Promise.all(servers.map((s) => s.kill('SIGTERM')));
-    await roomServer.close();
     await setup.cleanUp();
   }
 });
 
 forEachEngine('scheduled tasks survive SIGKILL', (engine) => {
-  test('an instance killed while deliveries are in flight delivers every run once it is back', { timeout: 240_000 }, async () => {
+  test('an instance killed while deliveries are in flight delivers every run once it is back', { timeout: 240_000 }, async (t) => {
     const roomServer = await startFakeRoomServer();
-    // A short lease, so that the dead instance's claimed deliveries come back within seconds.
-    const setup = await setUp(engine, roomServer, { ATRIUM_JOBS_LEASE_SECONDS: '3', ATRIUM_JOBS_CONCURRENCY: '20', ATRIUM_JOBS_BATCH_SIZE: '10' });
+    t.after(() => roomServer.close());
+    // A short lease, so that the dead instance's claimed deliveries come back within seconds; one
+    // public URL for both lives of the instance (the issuer the room server checks), as in production.
+    const publicUrl = 'http://atrium.crash.test';
+    const setup = await setUp(engine, roomServer, { ATRIUM_JOBS_LEASE_SECONDS: '3', ATRIUM_JOBS_CONCURRENCY: '20', ATRIUM_JOBS_BATCH_SIZE: '10', ATRIUM_PUBLIC_URL: publicUrl });
+    const connect = (instance: AtriumChild) => roomServer.connect({ url: instance.url, issuer: publicUrl, projectId: setup.boot.project_id, apiKey: setup.boot.api_key });
     // Every answer takes a while, so that deliveries are in flight (sent, not yet recorded) when the kill lands.
     roomServer.respond = () => ({ delayMs: 400 });
     let server = await spawnAtrium(setup.env);
     try {
-      roomServer.connect({ url: server.url, projectId: setup.boot.project_id, apiKey: setup.boot.api_key });
+      connect(server);
       const ids = await createTasks(roomServer, setup.boot.project_id, 60);
       await roomServer.waitFor((calls) => messages(calls).length >= 15, 150_000);
       const killedAt = Date.now();
@@ -99,7 +105,7 @@ forEachEngine('scheduled tasks survive SIGKILL', (engine) => {
       const inFlight = messages(roomServer.calls).filter((c) => c.at + 400 > killedAt).map((c) => c.json.id as string);
 
       server = await spawnAtrium(setup.env);
-      roomServer.connect({ url: server.url, projectId: setup.boot.project_id, apiKey: setup.boot.api_key });
+      connect(server);
       const runs = await eventually(async () => {
         const all = await Promise.all(ids.map(async (id) => (await roomServer.api('GET', `/accounts/projects/${setup.boot.project_id}/scheduled-tasks/${id}/runs`)).body.runs as any[]));
         return all.every((r) => r.length === 1 && r[0].status === 'submitted') && all.map((r) => r[0]);
@@ -116,7 +122,6 @@ forEachEngine('scheduled tasks survive SIGKILL', (engine) => {
       process.stdout.write(`# [${engine}] ${ids.length} runs, ${inFlight.length} in flight at the kill (all sent again), ${received.length} messages received, none lost\n`);
     } finally {
       await server.kill('SIGTERM');
-      await roomServer.close();
       await setup.cleanUp();
     }
   });

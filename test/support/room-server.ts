@@ -54,8 +54,11 @@ export interface FakeRoomServer {
   respond: (call: RoomServerCall) => CallReply;
   /** Report the end of a session Atrium asked to terminate (default true). */
   endOnTerminate: boolean;
-  /** The Atrium this room server works with: its URL, and the project and key the server reports with. */
-  connect(atrium: { url: string; projectId: string; apiKey: string }): void;
+  /**
+   * The Atrium this room server works with: its URL, and the project and key the server reports
+   * with; `issuer` is its ATRIUM_PUBLIC_URL when that is not `url`.
+   */
+  connect(atrium: { url: string; projectId: string; apiKey: string; issuer?: string }): void;
   /** Atrium's REST API as this room server uses it. */
   api<T = any>(method: string, path: string, json?: unknown): Promise<{ status: number; body: T }>;
   startSession(roomName: string, extra?: { session_id?: string; agent_name?: string }): Promise<any>;
@@ -73,7 +76,7 @@ const SEVERITY = { INFO: SeverityNumber.INFO, WARN: SeverityNumber.WARN, ERROR: 
 
 /** Starts the fake on a free loopback port; `connect` it to Atrium once Atrium is up. */
 export async function startFakeRoomServer(): Promise<FakeRoomServer> {
-  let atrium: { url: string; projectId: string; apiKey: string } | undefined;
+  let atrium: { url: string; projectId: string; apiKey: string; issuer?: string } | undefined;
   let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
   const waiters = new Set<() => void>();
   const need = () => {
@@ -82,14 +85,14 @@ export async function startFakeRoomServer(): Promise<FakeRoomServer> {
   };
 
   async function verify(path: string, headers: IncomingHttpHeaders, body: Buffer): Promise<JWTPayload> {
-    const { url } = need();
+    const { url, issuer } = need();
     const header = headers.authorization;
     if (typeof header !== 'string' || !header.startsWith('Bearer ')) throw new Error('no bearer signature');
     // As docs/room-servers.md says: ES256 under a key of Atrium's JWKS, issued by Atrium for this
     // room server, unexpired, bound to this endpoint and to the exact body.
     const { payload } = await jwtVerify(header.slice('Bearer '.length), jwks!, {
       algorithms: ['ES256'],
-      issuer: url,
+      issuer: issuer ?? url,
       audience: fake.url,
       requiredClaims: ['iat', 'exp', 'jti', 'sha256', 'htu'],
     });
