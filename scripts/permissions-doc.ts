@@ -67,6 +67,8 @@ export function renderPermissionsDoc(routes: readonly RouteRow[], policyResource
     '- `public`: no credential needed.',
     '- `authenticated`: any accepted credential; the route is not tied to one project.',
     '- a project role: the route has a `{project_id}`, and the caller must hold the role there (directly or by implication).',
+    '- a project role "of the key\'s project": protocol endpoints whose paths a standard client fixes (OTLP) take the project',
+    '  from the credential, so only project API keys are accepted there, and the key must hold the role.',
     '',
     '## Roles and what they imply',
     '',
@@ -89,7 +91,8 @@ export function renderPermissionsDoc(routes: readonly RouteRow[], policyResource
     ...rows.map(({ method, path, auth }) => {
       const permission = auth?.permission ?? 'UNDECLARED';
       const credentials = permission === 'public' ? '—' : (auth?.credentials ?? DEFAULT_CREDENTIALS).map(code).join(', ');
-      return `| ${method} | ${code(path)} | ${code(permission)} | ${credentials} | ${auth?.oauthScope ? code(auth.oauthScope) : '—'} |`;
+      const where = auth?.project === 'credential' ? " of the key's project" : '';
+      return `| ${method} | ${code(path)} | ${code(permission)}${where} | ${credentials} | ${auth?.oauthScope ? code(auth.oauthScope) : '—'} |`;
     }),
     '',
     '## Resource policies',

@@ -15,6 +15,7 @@ const SIGNIN = 'Sign-in and mail';
 const JOBS = 'Background jobs';
 const WEBHOOKS = 'Webhook delivery';
 const REPOSITORIES = 'Image repositories';
+const ROOM_SERVERS = 'Room servers, sessions and scheduled tasks';
 
 const SIGNIN_WINDOW_MINUTES = 15;
 const embedded = (get: (env: string) => unknown) => get('DATABASE_URL') === undefined;
@@ -149,6 +150,36 @@ export const SETTINGS = {
     registryService: setting({
       env: 'ATRIUM_REGISTRY_SERVICE', group: REPOSITORIES, kind: text('a service name (1–200 printable ASCII characters)', /^[\x20-\x7e]+$/, 200), default: 'atrium-registry',
       description: 'The audience (`aud`) of repository tokens: set your OCI registry\'s token `service` to the same value. The registry also needs the issuer (`ATRIUM_PUBLIC_URL`) and the keys at `/.well-known/jwks.json`: see [docs/repositories.md](docs/repositories.md).',
+    }),
+  },
+  roomServer: {
+    url: setting({
+      env: 'ATRIUM_ROOM_SERVER_URL', group: ROOM_SERVERS, kind: url(['http', 'https']), default: rule('unset: nothing is sent; scheduled runs and terminations fail, saying so', () => undefined),
+      description: 'Base URL of the room server that Atrium calls, signed with its own keys (JWKS), to deliver the queued messages of scheduled tasks and to terminate sessions: see [docs/room-servers.md](docs/room-servers.md). One for the deployment.',
+    }),
+  },
+  sessions: {
+    terminateTimeoutMs: setting({
+      env: 'ATRIUM_SESSION_TERMINATE_TIMEOUT_SECONDS', group: ROOM_SERVERS, kind: integer(1, 99_999, { unit: 'seconds', scale: 1000 }), default: '60',
+      description: 'A session being terminated that the room server has not reported ended this long after the request is marked ended, with `ended_reason: "terminate_timeout"`.',
+    }),
+    telemetryRetentionMs: setting({
+      env: 'ATRIUM_SESSION_TELEMETRY_RETENTION_DAYS', group: ROOM_SERVERS, kind: integer(1, 3650, { unit: 'days', scale: 86_400_000 }), default: '30',
+      description: 'Spans, events and metric points of sessions are deleted this long after they arrived.',
+    }),
+    telemetryMaxPerSession: setting({
+      env: 'ATRIUM_SESSION_TELEMETRY_MAX_ITEMS', group: ROOM_SERVERS, kind: integer(1, 99_999_999), default: '100000',
+      description: 'Most spans, most events and most metric points kept per session (each); OTLP exports beyond it are answered with a partial success naming what was rejected.',
+    }),
+  },
+  scheduledTasks: {
+    minPeriodMs: setting({
+      env: 'ATRIUM_SCHEDULED_TASKS_MIN_PERIOD_SECONDS', group: ROOM_SERVERS, kind: integer(1, 999_999, { unit: 'seconds', scale: 1000 }), default: '60',
+      description: 'Shortest period a scheduled task may have (cron or interval); a more frequent schedule is refused with 400. The official SDK\'s client refuses anything under 15 minutes on its own.',
+    }),
+    runRetentionMs: setting({
+      env: 'ATRIUM_SCHEDULED_TASK_RUNS_RETENTION_DAYS', group: ROOM_SERVERS, kind: integer(1, 3650, { unit: 'days', scale: 86_400_000 }), default: '30',
+      description: 'Runs of scheduled tasks that finished (submitted or failed) are deleted this long after their due time.',
     }),
   },
 };

@@ -29,14 +29,16 @@ export interface Background {
 /**
  * The background work every instance runs unless told otherwise: the outbox worker, with the job
  * handlers of every module and one per schedule, and the scheduler that enqueues the schedules'
- * runs. Instances on one PostgreSQL share both (SKIP LOCKED). Throws on an invalid schedule.
+ * runs and fires the modules' timetables. Instances on one PostgreSQL share both (SKIP LOCKED).
+ * Throws on an invalid schedule.
  */
 export function defaultWorkers(ctx: AppContext, modules: readonly Module[] = allModules): Background[] {
   const schedules = new DeclaredSchedules(modules.flatMap((m) => m.schedules?.(ctx) ?? []));
   const handlers = [...modules.flatMap((m) => m.jobs?.(ctx) ?? []), ...schedules.handlers()];
   const { pollMs, batchSize, concurrency, leaseMs } = ctx.config.jobs;
   const jobs = new JobWorker(ctx.database, { handlers, pollMs, batchSize, concurrency, leaseMs, log: ctx.log });
-  const scheduler = new Scheduler(ctx.database, { timetables: schedules.size > 0 ? [schedules] : [], pollMs, batchSize, log: ctx.log });
+  const timetables = [...(schedules.size > 0 ? [schedules] : []), ...modules.flatMap((m) => m.timetables?.(ctx) ?? [])];
+  const scheduler = new Scheduler(ctx.database, { timetables, pollMs, batchSize, log: ctx.log });
   return [{ start: () => jobs.start(), stop: () => jobs.stop() }, { start: () => scheduler.start(), stop: () => scheduler.stop() }];
 }
 

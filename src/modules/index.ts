@@ -11,6 +11,7 @@ import { policiesModule } from './policies/index.ts';
 import { projectsModule } from './projects/index.ts';
 import { repositoriesModule } from './repositories/index.ts';
 import { roomsModule } from './rooms/index.ts';
+import { scheduledTasksModule } from './scheduled-tasks/index.ts';
 import { sessionsModule } from './sessions/index.ts';
 import { sharesModule } from './shares/index.ts';
 import { storageModule } from './storage/index.ts';
@@ -35,4 +36,5 @@ export const modules: readonly Module[] = [
   policiesModule,
   externalOAuthModule,
   sharesModule,
+  scheduledTasksModule,
 ];

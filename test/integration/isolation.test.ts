@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import { apiRoutes, pathParams, type RouteInfo } from '../support/routes.ts';
-import { createFixtures, fingerprint, missingParams, routePath, validBody, type FixtureValues } from '../support/walk.ts';
+import { createFixtures, fingerprint, isOtlpStatus, missingParams, routePath, validBody, type FixtureValues } from '../support/walk.ts';
 
 const MALFORMED: [string, Record<string, string>][] = [
   ['no credential', {}],
@@ -46,14 +46,15 @@ forEachEngine('tenant isolation walk', (engine) => {
   const credentialFor = (route: RouteInfo, tenant: Tenant) => ((route.auth?.credentials ?? ['api_key', 'user']).includes('api_key') ? tenant.apiKey : tenant.userToken);
   const credentials = (tenant: Tenant): [string, string][] => [['API key', tenant.apiKey], ['admin user', tenant.userToken]];
   const describe = (route: RouteInfo, path: string, r: { status: number; body: unknown }) => `${route.method} ${path}: ${r.status} ${JSON.stringify(r.body).slice(0, 160)}`;
-  const isErrorBody = (body: any) => typeof body?.error?.code === 'string' && typeof body?.error?.message === 'string';
+  const isErrorBody = (path: string, contentType: string, body: any) => isOtlpStatus(path, contentType, body)
+    || (typeof body?.error?.code === 'string' && typeof body?.error?.message === 'string');
 
   /** Sends the request and checks the status and that no row of the database changed. */
   async function refused(route: RouteInfo, path: string, options: Parameters<typeof call>[3], expected: number[], who: string, failures: string[]) {
     const before = await fingerprint(service);
     const r = await call(service, route.method, path, { ...validBody(route), ...options });
     if (!expected.includes(r.status)) failures.push(`${who}: ${describe(route, path, r)}`);
-    else if (!isErrorBody(r.body)) failures.push(`${who}: ${describe(route, path, r)} (not the error format)`);
+    else if (!isErrorBody(path, r.headers.get('content-type') ?? '', r.body)) failures.push(`${who}: ${describe(route, path, r)} (not the error format)`);
     if ((await fingerprint(service)) !== before) failures.push(`${who}: ${route.method} ${path} changed the database`);
   }
 

@@ -217,4 +217,23 @@ forEachEngine('scheduler', (engine) => {
     }
     assert.equal(ran.length, 1);
   });
+
+  test("a module's timetable is fired by the service's default workers; close stops it", async () => {
+    let ticks = 0;
+    const probe: Module = {
+      name: 'timetable-probe',
+      timetables: () => [{ async fireDue() { ticks += 1; return 0; } }],
+    };
+    const service = await startTestService(engine, { ATRIUM_JOBS_POLL_MS: '50', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}) }, {
+      workers: (ctx) => defaultWorkers(ctx, [...modules, probe]),
+    });
+    try {
+      await eventually(async () => ticks >= 2, 10_000, 20);
+    } finally {
+      await service.stop();
+    }
+    const stopped = ticks;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(ticks, stopped);
+  });
 });

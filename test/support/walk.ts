@@ -105,6 +105,18 @@ export function validBody(route: RouteInfo): { json: unknown } | { body: string;
   return { json: sampleOf(route.schema.body as Record<string, unknown>, `${route.method} ${route.url} body`) };
 }
 
+/**
+ * Whether an error answer of an OTLP endpoint has OTLP's shape: a google.rpc.Status, as JSON
+ * `{code, message}` or protobuf (the encoding of the request), carrying the catalogue code in its
+ * message. Every other route answers with the catalogue's `{"error": {code, message}}`.
+ */
+export function isOtlpStatus(path: string, contentType: string, body: unknown): boolean {
+  if (!path.startsWith('/otlp/')) return false;
+  if (contentType.startsWith('application/x-protobuf')) return true;
+  const status = body as { code?: unknown; message?: unknown } | null;
+  return contentType.includes('json') && Number.isInteger(status?.code) && typeof status?.message === 'string';
+}
+
 /** Tables whose rows change without any request (none while the walk runs without workers). */
 const VOLATILE_TABLES = new Set(['schema_migrations']);
 

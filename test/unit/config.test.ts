@@ -156,6 +156,7 @@ test('the redacted summary shows every effective setting as written, and no secr
     ATRIUM_SECRET_KEY: KEY,
     ATRIUM_OIDC_PROVIDERS: JSON.stringify([{ id: 'idp', issuer: 'https://idp.example', client_id: 'client-1', client_secret: 'upstream-secret-1', label: 'IdP' }]),
     ATRIUM_JOBS_LEASE_SECONDS: '45',
+    ATRIUM_ROOM_SERVER_URL: 'https://rooms.internal',
   }));
   const text = JSON.stringify(summary);
   for (const value of secrets) assert.ok(!text.includes(value), `${value} is not shown`);

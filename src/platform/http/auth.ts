@@ -40,11 +40,16 @@ export interface ProjectAccess {
  * What a route requires. `permission` is 'public' (no credential), 'authenticated' (any accepted
  * credential, no project), or a project role, which makes `:project_id` mandatory and checks the
  * caller's roles in that project. OAuth tokens are accepted only by routes naming the scope needed.
+ *
+ * `project: 'credential'` takes the project from the credential instead of the path, for protocol
+ * endpoints whose paths a standard client fixes (OTLP's `/v1/traces`): only API keys, which act for
+ * exactly one project, are accepted there.
  */
 export interface AuthRequirement {
   permission: 'public' | 'authenticated' | Role;
   credentials?: readonly CredentialKind[];
   oauthScope?: string;
+  project?: 'path' | 'credential';
 }
 
 export const DEFAULT_CREDENTIALS: readonly CredentialKind[] = ['api_key', 'user'];
@@ -161,9 +166,13 @@ export function validateAuthRequirement(route: Pick<RouteOptions, 'method' | 'ur
   const auth = (route.config as { auth?: AuthRequirement } | undefined)?.auth;
   const name = `${String(route.method)} ${route.url}`;
   if (!auth) return `${name} declares no auth requirement`;
-  const { permission, credentials = DEFAULT_CREDENTIALS, oauthScope } = auth;
+  const { permission, credentials = DEFAULT_CREDENTIALS, oauthScope, project = 'path' } = auth;
   if (permission !== 'public' && permission !== 'authenticated' && !isRole(permission)) return `${name} has unknown permission ${permission}`;
-  if (isRole(permission) && !route.url.includes(':project_id')) return `${name} needs a project role but has no :project_id`;
+  if (project === 'credential') {
+    if (!isRole(permission)) return `${name} takes its project from the credential but needs no project role`;
+    if (route.url.includes(':project_id')) return `${name} takes its project from the credential and from the path`;
+    if (credentials.length !== 1 || credentials[0] !== 'api_key') return `${name} takes its project from the credential, which only API keys name`;
+  } else if (isRole(permission) && !route.url.includes(':project_id')) return `${name} needs a project role but has no :project_id`;
   if (credentials.includes('oauth') !== Boolean(oauthScope)) return `${name}: OAuth tokens are accepted exactly when an oauthScope is named`;
   return undefined;
 }
@@ -186,7 +195,7 @@ export function installAuth(app: FastifyInstance, auth: Auth): void {
     }
     request.principal = principal;
     if (requirement.permission === 'authenticated') return;
-    const projectId = (request.params as Record<string, string>).project_id!;
+    const projectId = requirement.project === 'credential' ? principal.projectId! : (request.params as Record<string, string>).project_id!;
     const access = await auth.projectAccess(principal, projectId);
     if (!access.roles.has(requirement.permission)) throw forbidden(`This requires the ${requirement.permission} role in the project`);
     request.access = access;

@@ -7,7 +7,7 @@ import type { AppContext } from '../../context.ts';
 import type { Db } from '../db/engine.ts';
 import type { EventConsumer, EventDefinition } from '../events/catalogue.ts';
 import type { JobHandler } from '../jobs/worker.ts';
-import type { Schedule } from '../jobs/scheduler.ts';
+import type { Schedule, Timetable } from '../jobs/scheduler.ts';
 import type { CredentialVerifier, Memberships } from './auth.ts';
 import type { PolicyResourceType } from './policy-resources.ts';
 
@@ -27,6 +27,8 @@ export interface Module {
   readonly jobs?: (ctx: AppContext) => readonly JobHandler[];
   /** Periodic work, run by one instance per due time. */
   readonly schedules?: (ctx: AppContext) => readonly Schedule[];
+  /** Rows of the module's own that fall due on a clock (per-room scheduled tasks), fired by the scheduler. */
+  readonly timetables?: (ctx: AppContext) => readonly Timetable[];
   /** Domain events this module emits (the catalogue is the union over all modules). */
   readonly events?: readonly EventDefinition[];
   /** Consumers that fan events out (webhook deliveries, feed messages…) in the emitting statement. */
