@@ -4,7 +4,8 @@
 // every non-ASCII character as a lowercase \uXXXX escape, Python's float spelling). Receivers built
 // on the Python SDK re-serialise the parsed body and hash that, so this is the only encoding both
 // they and raw-body verifiers (which hash what arrived) accept. It is still plain JSON.
-import { createHash, createHmac } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sha256Hex } from '../../platform/crypto/secrets.ts';
 
 /** Seconds a signature stays valid (the JWT's exp - iat). */
 export const SIGNATURE_TTL_SECONDS = 300;
@@ -47,10 +48,6 @@ function pythonNumber(n: number): string {
   const [mantissa, exponent] = n.toExponential().split('e') as [string, string];
   const e = Number(exponent);
   return `${mantissa}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
-}
-
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
 }
 
 const JWT_HEADER = Buffer.from(JSON.stringify({ alg: 'HS256', typ: 'JWT' })).toString('base64url');
