@@ -5,6 +5,7 @@ import type { AppContext } from '../context.ts';
 import { isUuid } from '../platform/crypto/credentials.ts';
 import { findUserById } from '../modules/users/service.ts';
 import { adapterClass } from './adapter.ts';
+import { SCOPE_CLAIMS, userClaims } from './claims.ts';
 import { PROJECT_PROPERTY, clientBranding, useHashedSecrets } from './clients.ts';
 import { FIRST_PARTY_CLIENTS } from './first-party.ts';
 import type { SigninKeys } from './keys.ts';
@@ -112,11 +113,7 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
       long: { httpOnly: true, sameSite: 'lax' },
       short: { httpOnly: true, sameSite: 'lax' },
     },
-    claims: {
-      openid: ['sub'],
-      email: ['email', 'email_verified'],
-      profile: ['name', 'given_name', 'family_name', 'updated_at'],
-    },
+    claims: SCOPE_CLAIMS,
     // Every scope the server knows is an authorization-server scope, so a client asking for one
     // outside its registered set gets invalid_scope instead of having it silently dropped.
     scopes: [...ALL_SCOPES],
@@ -143,19 +140,7 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
       const user = await findUserById(ctx.db, sub);
       // An unconfirmed address cannot sign in or authorize, whatever session the browser holds.
       if (!user?.emailVerifiedAt) return undefined;
-      const name = `${user.firstName} ${user.lastName}`.trim();
-      return {
-        accountId: user.id,
-        claims: () => ({
-          sub: user.id,
-          email: user.email,
-          email_verified: true,
-          ...(name ? { name } : {}),
-          ...(user.firstName ? { given_name: user.firstName } : {}),
-          ...(user.lastName ? { family_name: user.lastName } : {}),
-          updated_at: Math.floor(user.updatedAt.getTime() / 1000),
-        }),
-      };
+      return { accountId: user.id, claims: () => ({ ...userClaims(user) }) };
     },
     formats: {
       customizers: {

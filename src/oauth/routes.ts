@@ -11,8 +11,9 @@ import type { AppContext } from '../context.ts';
 import { forbidden, notFound } from '../platform/http/errors.ts';
 import { Uuid } from '../platform/http/schemas.ts';
 import { findOutboxMail, listOutbox } from '../platform/mail/mailer.ts';
-import { findUserById } from '../modules/users/service.ts';
+import { PASSWORD_MIN_LENGTH, findUserById } from '../modules/users/service.ts';
 import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH, createSigninService, normaliseEmail } from './accounts.ts';
+import { claimsForScopes } from './claims.ts';
 import { ATRIUM_LOGO_SVG, SIGNIN_CSS } from './assets.ts';
 import { clientBranding, type Branding } from './clients.ts';
 import { Csrf } from './csrf.ts';
@@ -112,18 +113,7 @@ export async function oauthRoutes(app: Api, ctx: AppContext): Promise<void> {
       if (!principal.userId) throw forbidden('A client credentials token has no user');
       const user = await findUserById(ctx.db, principal.userId);
       if (!user) throw notFound('User');
-      const scopes = principal.scopes ?? new Set<string>();
-      const name = `${user.firstName} ${user.lastName}`.trim();
-      return {
-        sub: user.id,
-        ...(scopes.has('email') ? { email: user.email, email_verified: user.emailVerifiedAt !== null } : {}),
-        ...(scopes.has('profile') ? {
-          ...(name ? { name } : {}),
-          ...(user.firstName ? { given_name: user.firstName } : {}),
-          ...(user.lastName ? { family_name: user.lastName } : {}),
-          updated_at: Math.floor(user.updatedAt.getTime() / 1000),
-        } : {}),
-      };
+      return claimsForScopes(user, principal.scopes ?? new Set<string>());
     };
     scope.route({
       method: ['GET', 'POST'],
@@ -374,7 +364,7 @@ export async function oauthRoutes(app: Api, ctx: AppContext): Promise<void> {
         const email = normaliseEmail(request.body.email);
         const again = (error: string, status: number) => send(reply, pages.signupPage({ ...view, email: request.body.email, firstName, lastName, error, status }));
         if (!email) return again(INVALID_EMAIL, 400);
-        if (password.length < 8) return again('Choose a password of at least 8 characters.', 400);
+        if (password.length < PASSWORD_MIN_LENGTH) return again(`Choose a password of at least ${PASSWORD_MIN_LENGTH} characters.`, 400);
         const limited = overLimit(request, reply, email, 'attempt');
         if (limited) return again(limited, 429);
         await signin.signUp(uid, view.branding?.name ?? 'Atrium', { email, password, firstName: firstName.trim(), lastName: lastName.trim() });
@@ -459,7 +449,7 @@ export async function oauthRoutes(app: Api, ctx: AppContext): Promise<void> {
         if (!user) return linkExpired(reply, branding, 'This reset link is invalid, was already used, or has expired.');
         const password = request.body.password ?? '';
         const again = (error: string, status: number) => send(reply, pages.resetPage({ uid, branding, csrf: csrf.token(request, reply), token, email: user.email, error, status }));
-        if (password.length < 8) return again('Choose a password of at least 8 characters.', 400);
+        if (password.length < PASSWORD_MIN_LENGTH) return again(`Choose a password of at least ${PASSWORD_MIN_LENGTH} characters.`, 400);
         const limited = overLimit(request, reply, user.email, 'check');
         if (limited) return again(limited, 429);
         if (!(await signin.resetPassword(uid, token, password))) return linkExpired(reply, branding, 'This reset link was already used.');
