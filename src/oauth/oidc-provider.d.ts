@@ -93,15 +93,36 @@ declare module 'oidc-provider' {
     claims(use: string, scope: string, claims: unknown, rejected: string[]): Promise<Record<string, unknown>> | Record<string, unknown>;
   }
 
-  /** The Koa context oidc-provider passes to configuration functions (only what we read). */
+  /** The browser session the library keeps (only what we use). */
+  export interface Session {
+    readonly id: string;
+    /** Expiry in epoch seconds; absent until the session was first stored. */
+    exp?: number;
+    save(ttl: number): Promise<unknown>;
+  }
+
+  /** Koa's cookie jar on a provider context. */
+  export interface Cookies {
+    set(name: string, value: string, options?: Record<string, unknown>): void;
+  }
+
+  /** The Koa context oidc-provider passes to configuration functions and middleware (only what we use). */
   export interface KoaContextWithOIDC {
     oidc: {
       client?: Client;
       route?: string;
       params?: Record<string, unknown>;
       entities: Record<string, unknown>;
+      session?: Session;
+      cookies: Cookies;
+      provider: Provider;
       [key: string]: unknown;
     };
+    req: IncomingMessage;
+    /** Set to false, Koa leaves the response alone. */
+    respond?: boolean;
+    /** The name of the route the provider's router matched; absent when it matched none. */
+    routerName?: string;
     body: unknown;
     type: string;
     status: number;
@@ -121,8 +142,10 @@ declare module 'oidc-provider' {
     Grant: GrantStatic;
     Interaction: InteractionStatic;
     callback(): (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+    cookieName(type: 'session' | 'interaction' | 'resume'): string;
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<Interaction>;
     interactionResult(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<string>;
+    on(event: 'server_error', listener: (ctx: KoaContextWithOIDC, error: Error) => void): this;
     on(event: string, listener: (...args: any[]) => void): this;
     use(middleware: (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>): this;
   }
