@@ -164,7 +164,7 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
         enabled: true,
         charset: 'base-20',
         mask: '****-****',
-        ...deviceFlowSources(ctx.db),
+        ...deviceFlowSources(ctx.db, { ttl: TTL.Session, cookie: COOKIE }),
       },
       resourceIndicators: {
         enabled: true,

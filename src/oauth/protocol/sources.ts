@@ -13,9 +13,30 @@ function render(kctx: KoaContextWithOIDC, page: Page): void {
   kctx.body = page.html;
 }
 
-export function deviceFlowSources(db: Db) {
+/** How the library stores the browser session and sets its cookie (provider.ts passes its own settings). */
+export interface SessionSettings {
+  ttl: number;
+  cookie: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * Stores a browser session that was never stored, with its cookie, as the library's session step
+ * does. The code entry form keeps its XSRF secret in the session. Shown again after an error, the
+ * form is rendered once that step is over, so a session first created by this request is left
+ * unstored — and the library then fails to "persist" it, answering 500 to anyone who posts to
+ * /oauth/device without a session. Stored here, the form works on its next submission.
+ */
+async function keepNewSession(kctx: KoaContextWithOIDC, settings: SessionSettings): Promise<void> {
+  const { session } = kctx.oidc;
+  if (!session || typeof session.exp === 'number') return;
+  await session.save(settings.ttl);
+  kctx.oidc.cookies.set(kctx.oidc.provider.cookieName('session'), session.id, { ...settings.cookie, expires: new Date(session.exp! * 1000) });
+}
+
+export function deviceFlowSources(db: Db, session: SessionSettings) {
   return {
     userCodeInputSource: async (kctx: KoaContextWithOIDC, form: string, out: { user_code?: string } | undefined, err: Error & { userCode?: string } | undefined) => {
+      await keepNewSession(kctx, session);
       let message: string | undefined;
       if (err && (err.userCode || err.name === 'NoCodeError')) message = 'That code is not valid or has expired. Check it and try again.';
       else if (err && err.name === 'AbortedError') message = 'The sign-in request was cancelled.';

@@ -14,6 +14,8 @@ const providerId = (s: Signin) => (s.request.params as { provider: string }).pro
 const stateCookie = (id: string) => `atrium_upstream_${id.replaceAll('-', '_')}`;
 const stateCookiePath = (id: string) => `${UPSTREAM_COOKIE_PATH}/${encodeURIComponent(id)}`;
 
+// The provider's id names a cookie, so one that is not configured is refused before any cookie
+// is read or cleared.
 function knownProvider(s: Signin) {
   if (!s.kit.upstream.has(providerId(s))) return render(s, errorPage({ message: 'This sign-in method is not available.', status: 404, branding: s.branding }));
 }
@@ -34,6 +36,7 @@ async function leaveForProvider(s: Signin) {
 /** The state this browser sealed on leaving: it proves this browser started the round trip. */
 function openState(s: Signin) {
   const id = providerId(s);
+  if (!s.kit.upstream.has(id)) return expired(s);
   s.upstream = s.kit.upstream.openState(s.request.cookies[stateCookie(id)], id);
   s.reply.clearCookie(stateCookie(id), { path: stateCookiePath(id) });
   if (!s.upstream) return expired(s);
