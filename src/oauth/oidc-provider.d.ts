@@ -121,8 +121,6 @@ declare module 'oidc-provider' {
     req: IncomingMessage;
     /** Set to false, Koa leaves the response alone. */
     respond?: boolean;
-    /** The name of the route the provider's router matched; absent when it matched none. */
-    routerName?: string;
     body: unknown;
     type: string;
     status: number;

@@ -34,8 +34,9 @@ async function handOverUnanswered(kctx: KoaContextWithOIDC, next: () => Promise<
     handOver(kctx, error);
     return;
   }
-  // The router names every route it serves.
-  if (kctx.routerName === undefined) handOver(kctx, notFound(`Route ${kctx.method} ${kctx.path}`));
+  // Nothing answered (no route matched, or one that let the request through, like a CORS route
+  // without a preflight): Koa's own 404 without a body.
+  if (kctx.status === 404 && kctx.body == null) handOver(kctx, notFound(`Route ${kctx.method} ${kctx.path}`));
 }
 
 export async function mountProtocol(app: Api, ctx: AppContext, provider: Provider): Promise<void> {
