@@ -24,7 +24,8 @@ export interface SessionSettings {
  * does. The code entry form keeps its XSRF secret in the session. Shown again after an error, the
  * form is rendered once that step is over, so a session first created by this request is left
  * unstored — and the library then fails to "persist" it, answering 500 to anyone who posts to
- * /oauth/device without a session. Stored here, the form works on its next submission.
+ * /oauth/device without a session. Stored here, the form works on its next submission. (Without
+ * an error, the form is rendered inside the session step, which stores the session itself.)
  */
 async function keepNewSession(kctx: KoaContextWithOIDC, settings: SessionSettings): Promise<void> {
   const { session } = kctx.oidc;
@@ -36,7 +37,7 @@ async function keepNewSession(kctx: KoaContextWithOIDC, settings: SessionSetting
 export function deviceFlowSources(db: Db, session: SessionSettings) {
   return {
     userCodeInputSource: async (kctx: KoaContextWithOIDC, form: string, out: { user_code?: string } | undefined, err: Error & { userCode?: string } | undefined) => {
-      await keepNewSession(kctx, session);
+      if (err) await keepNewSession(kctx, session);
       let message: string | undefined;
       if (err && (err.userCode || err.name === 'NoCodeError')) message = 'That code is not valid or has expired. Check it and try again.';
       else if (err && err.name === 'AbortedError') message = 'The sign-in request was cancelled.';
