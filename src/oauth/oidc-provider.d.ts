@@ -95,15 +95,10 @@ declare module 'oidc-provider' {
 
   /** The browser session the library keeps (only what we use). */
   export interface Session {
-    readonly id: string;
     /** Expiry in epoch seconds; absent until the session was first stored. */
     exp?: number;
-    save(ttl: number): Promise<unknown>;
-  }
-
-  /** Koa's cookie jar on a provider context. */
-  export interface Cookies {
-    set(name: string, value: string, options?: Record<string, unknown>): void;
+    /** Whether the library stores the session when the request ends. */
+    touched?: boolean;
   }
 
   /** The Koa context oidc-provider passes to configuration functions and middleware (only what we use). */
@@ -114,8 +109,7 @@ declare module 'oidc-provider' {
       params?: Record<string, unknown>;
       entities: Record<string, unknown>;
       session?: Session;
-      cookies: Cookies;
-      provider: Provider;
+      urlFor(route: string): string;
       [key: string]: unknown;
     };
     req: IncomingMessage;
@@ -140,7 +134,6 @@ declare module 'oidc-provider' {
     Grant: GrantStatic;
     Interaction: InteractionStatic;
     callback(): (req: IncomingMessage, res: ServerResponse) => Promise<void>;
-    cookieName(type: 'session' | 'interaction' | 'resume'): string;
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<Interaction>;
     interactionResult(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<string>;
     on(event: 'server_error', listener: (ctx: KoaContextWithOIDC, error: Error) => void): this;

@@ -29,9 +29,6 @@ export const TTL = {
   PreAuthorizedCode: 10 * 60,
 } as const;
 
-/** Browser cookies of the provider (session, interaction): not readable by scripts, sent on top-level navigation. */
-const COOKIE = { httpOnly: true, sameSite: 'lax' } as const;
-
 export const ENDPOINTS = {
   authorization: '/oauth/authorize',
   token: '/oauth/token',
@@ -106,8 +103,8 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
     cookies: {
       names: { session: `${cookiePrefix}atrium_session`, interaction: `${cookiePrefix}atrium_interaction`, resume: `${cookiePrefix}atrium_resume` },
       keys: [keys.cookie],
-      long: { ...COOKIE },
-      short: { ...COOKIE },
+      long: { httpOnly: true, sameSite: 'lax' },
+      short: { httpOnly: true, sameSite: 'lax' },
     },
     claims: SCOPE_CLAIMS,
     // Every scope the server knows is an authorization-server scope, so a client asking for one
@@ -164,7 +161,7 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
         enabled: true,
         charset: 'base-20',
         mask: '****-****',
-        ...deviceFlowSources(ctx.db, { ttl: TTL.Session, cookie: COOKIE }),
+        ...deviceFlowSources(ctx.db),
       },
       resourceIndicators: {
         enabled: true,

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { ATRIUM_CLI_CLIENT_ID } from '../../src/oauth/first-party.ts';
-import { forEachEngine, freePort, type Tenant, type TestService } from '../support/service.ts';
+import { forEachEngine, freePort, type TestService } from '../support/service.ts';
 import {
   EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, findForm, pageError, startOAuthService, startUpstreamProvider, type TestClient,
   type UpstreamProviderFixture,
@@ -91,7 +91,6 @@ function problemWith(kind: Kind, method: string, answer: Answer): string | undef
 forEachEngine('oauth robustness', (engine) => {
   let service: TestService;
   let upstream: UpstreamProviderFixture;
-  let tenant: Tenant;
   let client: TestClient;
   let config: oidc.Configuration;
   let discovery: Record<string, unknown>;
@@ -101,7 +100,7 @@ forEachEngine('oauth robustness', (engine) => {
     const port = await freePort();
     const publicUrl = `http://127.0.0.1:${port}`;
     upstream = await startUpstreamProvider(await freePort(), `${publicUrl}/signin/upstream/test-idp/callback`);
-    ({ service, tenant, client, config } = await startOAuthService(engine, {
+    ({ service, client, config } = await startOAuthService(engine, {
       env: {
         ...EMAIL_LOGIN_ENV,
         PORT: String(port),
@@ -164,22 +163,24 @@ forEachEngine('oauth robustness', (engine) => {
     ];
   }
 
-  test('the device endpoints answer their page, not 500, without a session; the page they answer works', async () => {
+  test('the device endpoints answer a page, not 500, to a browser without a session, store nothing, and lead back to the form', async () => {
     for (const [method, path, body] of [['POST', '/oauth/device', 'x=1'], ['POST', '/oauth/device', ''], ['GET', '/oauth/device/auth', undefined]] as const) {
-      const answer = await send(method, path, body === undefined ? {} : { body, headers: { accept: 'text/html' } });
+      const answer = await fetch(`${service.url}${path}`, { method, headers: { accept: 'text/html', ...(body === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) }, body: body ?? null, redirect: 'manual' });
       assert.equal(answer.status, 400, `${method} ${path}`);
-      assert.match(answer.contentType, /text\/html/);
-      assert.match(answer.body, /Connect a device/);
+      assert.match(answer.headers.get('content-type')!, /text\/html/);
+      assert.deepEqual(answer.headers.getSetCookie(), [], 'no session is started for a refused request');
+      assert.match(pageError(await answer.text())!, /Enter the code again/);
     }
-    // Shown again to a browser without a session, the form keeps its secret in a session the
-    // browser now holds, so entering a real code goes on to the confirmation.
+    // The page leads to the form, which then works: a real code goes on to the confirmation.
     const cli = await oidc.discovery(new URL(service.url), ATRIUM_CLI_CLIENT_ID, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
     const device = await oidc.initiateDeviceAuthorization(cli, { scope: 'openid' });
     const browser = new FormBrowser(service.url);
-    const again = await browser.go('POST', '/oauth/device', { user_code: device.user_code });
-    assert.equal(again.status, 400);
-    assert.match(pageError(again.html)!, /Something went wrong/);
-    const confirm = await browser.submit(again, '/oauth/device', { user_code: device.user_code });
+    const refused = await browser.go('POST', '/oauth/device', { user_code: device.user_code });
+    assert.equal(refused.status, 400);
+    const href = /<a href="([^"]+)">Enter the code<\/a>/.exec(refused.html)?.[1];
+    assert.equal(href, `${service.url}/oauth/device`);
+    const entry = await browser.go('GET', href);
+    const confirm = await browser.submit(entry, '/oauth/device', { user_code: device.user_code });
     assert.equal(confirm.status, 200, pageError(confirm.html));
     assert.match(confirm.html, /Confirm the device/);
   });

@@ -13,31 +13,35 @@ function render(kctx: KoaContextWithOIDC, page: Page): void {
   kctx.body = page.html;
 }
 
-/** How the library stores the browser session and sets its cookie (provider.ts passes its own settings). */
-export interface SessionSettings {
-  ttl: number;
-  cookie: Readonly<Record<string, unknown>>;
-}
-
 /**
- * Stores a browser session that was never stored, with its cookie, as the library's session step
- * does. The code entry form keeps its XSRF secret in the session. Shown again after an error, the
- * form is rendered once that step is over, so a session first created by this request is left
- * unstored — and the library then fails to "persist" it, answering 500 to anyone who posts to
- * /oauth/device without a session. Stored here, the form works on its next submission. (Without
- * an error, the form is rendered inside the session step, which stores the session itself.)
+ * The code entry form keeps its XSRF secret in the browser session. Shown again after an error to
+ * a browser whose session was never stored (it sent no session cookie), the form could not be
+ * submitted, and the library would then fail to "persist" the session it has
+ * just touched ("persist can only be called on previously persisted Sessions": a 500 to anyone
+ * posting to /oauth/device without a session). Such a browser is sent to start again instead,
+ * and nothing is stored for the refused request. (Without an error the form is rendered inside the
+ * library's session step, which stores the session and sets its cookie.)
  */
-async function keepNewSession(kctx: KoaContextWithOIDC, settings: SessionSettings): Promise<void> {
+function dropUnstoredSession(kctx: KoaContextWithOIDC): boolean {
   const { session } = kctx.oidc;
-  if (!session || typeof session.exp === 'number') return;
-  await session.save(settings.ttl);
-  kctx.oidc.cookies.set(kctx.oidc.provider.cookieName('session'), session.id, { ...settings.cookie, expires: new Date(session.exp! * 1000) });
+  if (!session || typeof session.exp === 'number') return false;
+  session.touched = false;
+  return true;
 }
 
-export function deviceFlowSources(db: Db, session: SessionSettings) {
+export function deviceFlowSources(db: Db) {
   return {
     userCodeInputSource: async (kctx: KoaContextWithOIDC, form: string, out: { user_code?: string } | undefined, err: Error & { userCode?: string } | undefined) => {
-      if (err) await keepNewSession(kctx, session);
+      if (err && dropUnstoredSession(kctx)) {
+        render(kctx, messagePage({
+          title: 'Connect a device',
+          message: 'This page expired before the code was sent. Enter the code again.',
+          role: 'alert',
+          status: 400,
+          link: { href: kctx.oidc.urlFor('code_verification'), text: 'Enter the code' },
+        }));
+        return;
+      }
       let message: string | undefined;
       if (err && (err.userCode || err.name === 'NoCodeError')) message = 'That code is not valid or has expired. Check it and try again.';
       else if (err && err.name === 'AbortedError') message = 'The sign-in request was cancelled.';

@@ -8,7 +8,7 @@ import { Html } from '../respond.ts';
 const SINGLE_LINE = '^[^\\u0000-\\u001f\\u007f\\ud800-\\udfff]*$';
 const Field = (max: number) => Type.Optional(Type.String({ maxLength: max, pattern: SINGLE_LINE }));
 
-export const Uid = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' });
+export const Uid = Type.String({ maxLength: 64, pattern: '^[A-Za-z0-9_-]{1,64}$' });
 export const FlowParams = Type.Object({ uid: Uid });
 export const ProviderId = Type.String({ maxLength: 32, pattern: SINGLE_LINE });
 
