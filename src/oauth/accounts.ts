@@ -17,12 +17,15 @@ export const CODE_MAX_ATTEMPTS = 5;
 export const PASSWORD_MAX_LENGTH = 1024;
 export const EMAIL_MAX_LENGTH = 254;
 
-const EMAIL_RE = /^[^\s@<>"(),;:\\[\]]+@[^\s@<>"(),;:\\[\]]+\.[^\s@<>"(),;:\\[\]]+$/;
+// Each part of an address: no spaces, no control characters (addresses are looked up in the
+// database, which cannot store a NUL), none of the characters that delimit addresses.
+const PART = String.raw`[^\s\x00-\x1f\x7f@<>"(),;:\\[\]]+`;
+const EMAIL_RE = new RegExp(`^${PART}@${PART}\\.${PART}$`);
 
 export function normaliseEmail(value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
   const email = value.trim();
-  return email.length <= EMAIL_MAX_LENGTH && EMAIL_RE.test(email) ? email : undefined;
+  return email.length <= EMAIL_MAX_LENGTH && email.isWellFormed() && EMAIL_RE.test(email) ? email : undefined;
 }
 
 export interface SigninService {

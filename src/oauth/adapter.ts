@@ -6,6 +6,10 @@
 // adapter would let N concurrent redemptions all pass the check. Here `consume` is a conditional
 // update, and the loser of the race is treated as a replay: the whole grant is revoked (RFC 6749
 // §4.1.2, RFC 9700 §4.14.2) and the request fails with invalid_grant.
+//
+// Lookup keys and payloads come from requests (client ids, codes, tokens, user codes, state and
+// nonce values). Text PostgreSQL cannot hold — a NUL, a lone UTF-16 surrogate — never reaches a
+// query: as a key it names nothing (not found), in a payload it makes the request invalid.
 import { LRUCache } from 'lru-cache';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Db } from '../platform/db/engine.ts';
@@ -31,6 +35,7 @@ export function adapterClass(db: Db, clientCacheMs: number): new (model: string)
 
     async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
       if (this.model === 'Client') throw new Error('clients are managed through the Atrium API, not the provider');
+      if (!storable(payload)) throw new errors.InvalidRequest('request parameters must be text without NUL characters or unpaired surrogates');
       await store.upsertModel(db, {
         model: this.model,
         id,
@@ -44,6 +49,7 @@ export function adapterClass(db: Db, clientCacheMs: number): new (model: string)
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
+      if (!storableText(id)) return undefined;
       if (this.model === 'Client') {
         const cached = clients.get(id);
         if (cached) return cached.metadata ?? undefined;
@@ -56,10 +62,12 @@ export function adapterClass(db: Db, clientCacheMs: number): new (model: string)
     }
 
     async findByUid(uid: string): Promise<AdapterPayload | undefined> {
+      if (!storableText(uid)) return undefined;
       return withConsumed(await store.findModelBy(db, this.model, 'uid', uid));
     }
 
     async findByUserCode(userCode: string): Promise<AdapterPayload | undefined> {
+      if (!storableText(userCode)) return undefined;
       return withConsumed(await store.findModelBy(db, this.model, 'userCode', userCode));
     }
 
@@ -83,4 +91,16 @@ export function adapterClass(db: Db, clientCacheMs: number): new (model: string)
 function withConsumed(row: store.StoredModel | undefined): AdapterPayload | undefined {
   if (!row) return undefined;
   return row.consumedAt ? { ...row.payload, consumed: epoch(row.consumedAt) } : row.payload;
+}
+
+/** Text PostgreSQL's text and jsonb types accept. */
+function storableText(value: string): boolean {
+  return !value.includes('\0') && value.isWellFormed();
+}
+
+function storable(value: unknown): boolean {
+  if (typeof value === 'string') return storableText(value);
+  if (Array.isArray(value)) return value.every(storable);
+  if (value !== null && typeof value === 'object') return Object.entries(value).every(([key, v]) => storableText(key) && storable(v));
+  return true;
 }

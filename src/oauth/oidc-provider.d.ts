@@ -93,15 +93,28 @@ declare module 'oidc-provider' {
     claims(use: string, scope: string, claims: unknown, rejected: string[]): Promise<Record<string, unknown>> | Record<string, unknown>;
   }
 
-  /** The Koa context oidc-provider passes to configuration functions (only what we read). */
+  /** The browser session the library keeps (only what we use). */
+  export interface Session {
+    /** Expiry in epoch seconds; absent until the session was first stored. */
+    exp?: number;
+    /** Whether the library stores the session when the request ends. */
+    touched?: boolean;
+  }
+
+  /** The Koa context oidc-provider passes to configuration functions and middleware (only what we use). */
   export interface KoaContextWithOIDC {
     oidc: {
       client?: Client;
       route?: string;
       params?: Record<string, unknown>;
       entities: Record<string, unknown>;
+      session?: Session;
+      urlFor(route: string): string;
       [key: string]: unknown;
     };
+    req: IncomingMessage;
+    /** Set to false, Koa leaves the response alone. */
+    respond?: boolean;
     body: unknown;
     type: string;
     status: number;
@@ -123,6 +136,7 @@ declare module 'oidc-provider' {
     callback(): (req: IncomingMessage, res: ServerResponse) => Promise<void>;
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<Interaction>;
     interactionResult(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<string>;
+    on(event: 'server_error', listener: (ctx: KoaContextWithOIDC, error: Error) => void): this;
     on(event: string, listener: (...args: any[]) => void): this;
     use(middleware: (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>): this;
   }

@@ -1,5 +1,7 @@
 // Server-rendered sign-in, consent, device and mail pages. Plain HTML and one stylesheet: no
 // scripts, every value escaped, every input labelled, errors announced (role="alert").
+import { PASSWORD_MIN_LENGTH } from '../modules/users/service.ts';
+import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH } from './accounts.ts';
 import type { Branding, Theme } from './clients.ts';
 
 export const ASSETS = '/signin/assets';
@@ -76,6 +78,11 @@ export interface FlowPage {
   csrf: string;
 }
 
+// The forms state the server's own bounds, so the browser catches a bad value before sending it.
+const EMAIL_BOUNDS = `maxlength="${EMAIL_MAX_LENGTH}"`;
+const PASSWORD_BOUNDS = `maxlength="${PASSWORD_MAX_LENGTH}"`;
+const NEW_PASSWORD_BOUNDS = `minlength="${PASSWORD_MIN_LENGTH}" ${PASSWORD_BOUNDS}`;
+
 const flowPath = (uid: string, rest = '') => `/interaction/${encodeURIComponent(uid)}${rest}`;
 
 export function loginPage(p: FlowPage & { emailLogin: boolean; upstream: Upstream[]; email?: string | undefined; error?: string | undefined; notice?: string | undefined; status?: number }): Page {
@@ -83,8 +90,8 @@ export function loginPage(p: FlowPage & { emailLogin: boolean; upstream: Upstrea
   if (p.emailLogin) {
     parts.push(`<form method="post" action="${flowPath(p.uid, '/password')}" id="password-form">
 ${csrfField(p.csrf)}
-${input('email', 'Email', { type: 'email', value: p.email, autocomplete: 'username', extra: 'maxlength="254" autofocus' })}
-${input('password', 'Password', { type: 'password', autocomplete: 'current-password', extra: 'maxlength="1024"' })}
+${input('email', 'Email', { type: 'email', value: p.email, autocomplete: 'username', extra: `${EMAIL_BOUNDS} autofocus` })}
+${input('password', 'Password', { type: 'password', autocomplete: 'current-password', extra: PASSWORD_BOUNDS })}
 <button type="submit">Sign in</button>
 </form>
 <div class="links">
@@ -111,7 +118,7 @@ export function codeRequestPage(p: FlowPage & { email?: string | undefined; erro
     content: `${alert(p.error)}<p>We will email you a six-digit code that signs you in.</p>
 <form method="post" action="${flowPath(p.uid, '/code')}">
 ${csrfField(p.csrf)}
-${input('email', 'Email', { type: 'email', value: p.email, autocomplete: 'username', extra: 'maxlength="254" autofocus' })}
+${input('email', 'Email', { type: 'email', value: p.email, autocomplete: 'username', extra: `${EMAIL_BOUNDS} autofocus` })}
 <button type="submit">Send code</button>
 </form>
 <p class="links"><a href="${flowPath(p.uid)}">Back to sign in</a></p>`,
@@ -141,10 +148,10 @@ export function signupPage(p: FlowPage & { email?: string | undefined; firstName
     status: p.status ?? 200,
     content: `${alert(p.error)}<form method="post" action="${flowPath(p.uid, '/signup')}">
 ${csrfField(p.csrf)}
-${input('email', 'Email', { type: 'email', value: p.email, autocomplete: 'email', extra: 'maxlength="254" autofocus' })}
+${input('email', 'Email', { type: 'email', value: p.email, autocomplete: 'email', extra: `${EMAIL_BOUNDS} autofocus` })}
 ${input('first_name', 'First name (optional)', { value: p.firstName, autocomplete: 'given-name', required: false, extra: 'maxlength="200"' })}
 ${input('last_name', 'Last name (optional)', { value: p.lastName, autocomplete: 'family-name', required: false, extra: 'maxlength="200"' })}
-${input('password', 'Password (at least 8 characters)', { type: 'password', autocomplete: 'new-password', extra: 'minlength="8" maxlength="1024"' })}
+${input('password', `Password (at least ${PASSWORD_MIN_LENGTH} characters)`, { type: 'password', autocomplete: 'new-password', extra: NEW_PASSWORD_BOUNDS })}
 <button type="submit">Create account</button>
 </form>
 <p class="links"><a href="${flowPath(p.uid)}">I already have an account</a></p>`,
@@ -159,7 +166,7 @@ export function forgotPage(p: FlowPage & { email?: string | undefined; error?: s
     content: `${alert(p.error)}<p>Enter your email address and we will send you a link to choose a new password.</p>
 <form method="post" action="${flowPath(p.uid, '/forgot')}">
 ${csrfField(p.csrf)}
-${input('email', 'Email', { type: 'email', value: p.email, autocomplete: 'username', extra: 'maxlength="254" autofocus' })}
+${input('email', 'Email', { type: 'email', value: p.email, autocomplete: 'username', extra: `${EMAIL_BOUNDS} autofocus` })}
 <button type="submit">Send reset link</button>
 </form>
 <p class="links"><a href="${flowPath(p.uid)}">Back to sign in</a></p>`,
@@ -176,7 +183,7 @@ export function resetPage(p: FlowPage & { token: string; email: string; error?: 
 ${csrfField(p.csrf)}
 <input type="hidden" name="token" value="${escapeHtml(p.token)}">
 <input type="text" name="username" value="${escapeHtml(p.email)}" autocomplete="username" class="visually-hidden" tabindex="-1" aria-hidden="true" readonly>
-${input('password', 'New password (at least 8 characters)', { type: 'password', autocomplete: 'new-password', extra: 'minlength="8" maxlength="1024" autofocus' })}
+${input('password', `New password (at least ${PASSWORD_MIN_LENGTH} characters)`, { type: 'password', autocomplete: 'new-password', extra: `${NEW_PASSWORD_BOUNDS} autofocus` })}
 <button type="submit">Change password</button>
 </form>`,
   });

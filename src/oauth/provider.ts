@@ -5,10 +5,11 @@ import type { AppContext } from '../context.ts';
 import { isUuid } from '../platform/crypto/credentials.ts';
 import { findUserById } from '../modules/users/service.ts';
 import { adapterClass } from './adapter.ts';
-import { PROJECT_PROPERTY, clientBranding, useHashedSecrets } from './clients.ts';
+import { SCOPE_CLAIMS, userClaims } from './claims.ts';
+import { PROJECT_PROPERTY, useHashedSecrets } from './clients.ts';
 import { FIRST_PARTY_CLIENTS } from './first-party.ts';
 import type { SigninKeys } from './keys.ts';
-import { deviceConfirmPage, deviceInputPage, deviceSuccessPage, errorPage, logoutPage, messagePage, type Page } from './pages.ts';
+import { deviceFlowSources, logoutSources, renderError } from './protocol/sources.ts';
 import { ACCESS_TOKEN_SCOPES, ALL_SCOPES } from './scopes.ts';
 
 /** Lifetimes, in seconds. Access tokens are short because a JWT cannot be recalled once issued. */
@@ -44,13 +45,6 @@ export const ENDPOINTS = {
   challenge: '/oauth/challenge',
   credential: '/oauth/credential',
 } as const;
-
-function render(ctx: KoaContextWithOIDC, result: Page): void {
-  ctx.type = 'html';
-  ctx.status = result.status;
-  (ctx.set as (name: string, value: string) => void)('content-security-policy', result.csp);
-  ctx.body = result.html;
-}
 
 /**
  * The library's prompts, plus one login check: a browser session whose account can no longer sign
@@ -112,11 +106,7 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
       long: { httpOnly: true, sameSite: 'lax' },
       short: { httpOnly: true, sameSite: 'lax' },
     },
-    claims: {
-      openid: ['sub'],
-      email: ['email', 'email_verified'],
-      profile: ['name', 'given_name', 'family_name', 'updated_at'],
-    },
+    claims: SCOPE_CLAIMS,
     // Every scope the server knows is an authorization-server scope, so a client asking for one
     // outside its registered set gets invalid_scope instead of having it silently dropped.
     scopes: [...ALL_SCOPES],
@@ -143,19 +133,7 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
       const user = await findUserById(ctx.db, sub);
       // An unconfirmed address cannot sign in or authorize, whatever session the browser holds.
       if (!user?.emailVerifiedAt) return undefined;
-      const name = `${user.firstName} ${user.lastName}`.trim();
-      return {
-        accountId: user.id,
-        claims: () => ({
-          sub: user.id,
-          email: user.email,
-          email_verified: true,
-          ...(name ? { name } : {}),
-          ...(user.firstName ? { given_name: user.firstName } : {}),
-          ...(user.lastName ? { family_name: user.lastName } : {}),
-          updated_at: Math.floor(user.updatedAt.getTime() / 1000),
-        }),
-      };
+      return { accountId: user.id, claims: () => ({ ...userClaims(user) }) };
     },
     formats: {
       customizers: {
@@ -178,26 +156,12 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
       userinfo: { enabled: false },
       // The Atrium API authenticates Bearer tokens only; DPoP-bound tokens would not work there.
       dPoP: { enabled: false },
-      rpInitiatedLogout: {
-        enabled: true,
-        logoutSource: async (kctx: KoaContextWithOIDC, form: string) => render(kctx, logoutPage(form)),
-        postLogoutSuccessSource: async (kctx: KoaContextWithOIDC) => render(kctx, messagePage({ title: 'Signed out', message: 'You are signed out of Atrium on this browser.', role: 'status' })),
-      },
+      rpInitiatedLogout: { enabled: true, ...logoutSources },
       deviceFlow: {
         enabled: true,
         charset: 'base-20',
         mask: '****-****',
-        userCodeInputSource: async (kctx: KoaContextWithOIDC, form: string, out: { user_code?: string } | undefined, err: Error & { userCode?: string } | undefined) => {
-          let message: string | undefined;
-          if (err && (err.userCode || err.name === 'NoCodeError')) message = 'That code is not valid or has expired. Check it and try again.';
-          else if (err && err.name === 'AbortedError') message = 'The sign-in request was cancelled.';
-          else if (err) message = 'Something went wrong. Start again on your device.';
-          render(kctx, deviceInputPage(form, message, out?.user_code));
-        },
-        userCodeConfirmSource: async (kctx: KoaContextWithOIDC, form: string, client: Client, _deviceInfo: unknown, userCode: string) =>
-          render(kctx, deviceConfirmPage(form, await clientBranding(ctx.db, client.clientId), userCode)),
-        successSource: async (kctx: KoaContextWithOIDC) =>
-          render(kctx, deviceSuccessPage(await clientBranding(ctx.db, kctx.oidc.client?.clientId))),
+        ...deviceFlowSources(ctx.db),
       },
       resourceIndicators: {
         enabled: true,
@@ -217,23 +181,11 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
         },
       },
     },
-    // The library's default page echoes request details; ours names the problem and stops. It
-    // is what an unknown client or an unregistered redirect_uri gets: a page, never a redirect.
-    renderError: async (kctx: KoaContextWithOIDC, out: { error: string; error_description?: string }) => {
-      render(kctx, errorPage({
-        title: 'This sign-in request cannot continue',
-        message: out.error === 'invalid_client' || out.error === 'invalid_redirect_uri'
-          ? 'The application that sent you here is not set up correctly for Atrium sign-in. Nothing was shared with it.'
-          : 'The request that brought you here is invalid or has expired. Return to the application and try again.',
-        detail: `${out.error}${out.error_description ? `: ${out.error_description}` : ''}`,
-        status: kctx.status >= 400 ? kctx.status : 400,
-      }));
-    },
+    renderError,
   });
   provider.proxy = ctx.config.trustProxy;
   useHashedSecrets(provider.Client);
 
-  provider.on('server_error', (_kctx: unknown, error: Error) => ctx.log.error({ err: error }, 'oauth server error'));
   provider.on('grant.revoked', (_kctx: unknown, grantId: string) => ctx.log.info({ grantId }, 'oauth grant revoked'));
   return { provider, issuer, apiAudience };
 }

@@ -1,50 +1,56 @@
-// The scopes the authorization server knows, what each means in plain words (the consent page), and
-// which of them an access token carries for the Atrium API.
+// The scopes the authorization server knows — exactly those a client may be registered with
+// (src/modules/oauth-clients) —, what each means in plain words on the consent page, and which of
+// them an access token for the Atrium API carries.
+import type { ClientScope } from '../modules/oauth-clients/service.ts';
 
-/** Scopes that mean access to the Atrium API (and the LLM proxy). */
-export const API_SCOPES = ['profile:read', 'rooms:connect', 'llm:invoke', 'secrets:proxy', 'llm_proxy'] as const;
+interface ScopeMeaning {
+  /** The consent line, or the scope this one is an earlier name of (they share its line). */
+  readonly consent: string | { readonly aliasOf: ClientScope };
+  /** Governs refresh tokens only, so access tokens do not carry it. */
+  readonly refreshOnly?: true;
+}
 
-/** OpenID Connect scopes. */
-export const OIDC_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
+/**
+ * Every scope, in the order the consent page lists them. Exactly the ClientScope keys (the
+ * registration list): a scope added there does not compile until it has a meaning here.
+ */
+const MEANINGS = {
+  openid: { consent: 'Know who you are (your Atrium account id)' },
+  profile: { consent: 'See your name' },
+  email: { consent: 'See your email address' },
+  'profile:read': { consent: 'Read your Atrium profile and your role in the project' },
+  'rooms:connect': { consent: 'Join rooms you have access to, on your behalf' },
+  'llm:invoke': { consent: 'Use AI models through the project\'s LLM proxy, billed to the project' },
+  'secrets:proxy': { consent: 'Use secrets stored in the project on your behalf, without seeing them' },
+  offline_access: { consent: 'Stay connected when you are not using the app', refreshOnly: true },
+  llm_proxy: { consent: { aliasOf: 'llm:invoke' } },
+} as const satisfies Record<ClientScope, ScopeMeaning>;
 
-export const ALL_SCOPES: readonly string[] = [...OIDC_SCOPES, ...API_SCOPES];
+const entries = Object.entries(MEANINGS) as [ClientScope, ScopeMeaning][];
+
+export const ALL_SCOPES: readonly string[] = entries.map(([name]) => name);
 
 /**
  * Scopes an access token for the Atrium API carries. The identity scopes are included so that the
- * token says which claims /oauth/userinfo may return; offline_access only governs refresh tokens.
+ * token says which claims /oauth/userinfo may return.
  */
-export const ACCESS_TOKEN_SCOPES: readonly string[] = ['openid', 'profile', 'email', ...API_SCOPES];
+export const ACCESS_TOKEN_SCOPES: readonly string[] = entries.filter(([, m]) => !m.refreshOnly).map(([name]) => name);
 
-/** Earlier names that mean the same as a current scope, both ways. */
-const ALIASES: Record<string, string> = {
-  llm_proxy: 'llm:invoke',
-  'llm:invoke': 'llm_proxy',
-};
+/** Earlier names and the current scope they mean, both ways (llm_proxy ↔ llm:invoke). */
+const ALIASES = new Map<string, string>(entries.flatMap(([name, m]) => (typeof m.consent === 'string' ? [] : [[name, m.consent.aliasOf], [m.consent.aliasOf, name]])));
 
 /** A token's scopes with aliases added, so a route requiring llm:invoke accepts llm_proxy. */
 export function expandScopes(scope: string | undefined): Set<string> {
   const scopes = new Set((scope ?? '').split(' ').filter(Boolean));
   for (const s of [...scopes]) {
-    const alias = ALIASES[s];
+    const alias = ALIASES.get(s);
     if (alias) scopes.add(alias);
   }
   return scopes;
 }
 
-/** Consent wording, in the order shown. Aliases share a line. */
-const DESCRIPTIONS: [scopes: string[], text: string][] = [
-  [['openid'], 'Know who you are (your Atrium account id)'],
-  [['profile'], 'See your name'],
-  [['email'], 'See your email address'],
-  [['profile:read'], 'Read your Atrium profile and your role in the project'],
-  [['rooms:connect'], 'Join rooms you have access to, on your behalf'],
-  [['llm:invoke', 'llm_proxy'], 'Use AI models through the project\'s LLM proxy, billed to the project'],
-  [['secrets:proxy'], 'Use secrets stored in the project on your behalf, without seeing them'],
-  [['offline_access'], 'Stay connected when you are not using the app'],
-];
-
 /** Plain-words lines for the requested scopes; unknown scopes are not granted and not shown. */
 export function describeScopes(scopes: Iterable<string>): string[] {
-  const requested = new Set(scopes);
-  return DESCRIPTIONS.filter(([names]) => names.some((n) => requested.has(n))).map(([, text]) => text);
+  const requested = expandScopes([...scopes].join(' '));
+  return entries.flatMap(([name, m]) => (typeof m.consent === 'string' && requested.has(name) ? [m.consent] : []));
 }

@@ -91,9 +91,11 @@ export async function grantIsLive(db: Db, grantId: string): Promise<boolean> {
   return row !== undefined;
 }
 
+/** Deletes the provider's records and the emailed secrets that expired before `before`. */
 export async function purgeExpired(db: Db, before: Date): Promise<number> {
-  const rows = await db.delete(providerModelsTable).where(lt(providerModelsTable.expiresAt, before)).returning({ id: providerModelsTable.id });
-  return rows.length;
+  const models = await db.delete(providerModelsTable).where(lt(providerModelsTable.expiresAt, before)).returning({ id: providerModelsTable.id });
+  const secrets = await db.delete(emailTokensTable).where(lt(emailTokensTable.expiresAt, before)).returning({ id: emailTokensTable.id });
+  return models.length + secrets.length;
 }
 
 // --- single-use secrets sent by email ---------------------------------------------------------

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { pgUrl, requireOrSkip } from '../support/env.ts';
 import { startFakeRoomServer, type FakeRoomServer, type RoomServerCall } from '../support/room-server.ts';
-import { forEachEngine } from '../support/service.ts';
-import { atriumCommand, childEnv, eventually, isolatedDatabase, spawnAtrium, type AtriumChild } from '../support/webhooks.ts';
+import { forEachEngine, isolatedDatabase } from '../support/service.ts';
+import { atriumCommand, childEnv, eventually, spawnAtrium, type AtriumChild } from '../support/webhooks.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const ROOM = 'cron-room';

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { pgUrl, requireOrSkip } from '../support/env.ts';
-import { forEachEngine } from '../support/service.ts';
-import { atriumCommand, childEnv, eventually, isolatedDatabase, spawnAtrium, startReceiver, type AtriumChild, type Received } from '../support/webhooks.ts';
+import { forEachEngine, isolatedDatabase } from '../support/service.ts';
+import { atriumCommand, childEnv, eventually, spawnAtrium, startReceiver, type AtriumChild, type Received } from '../support/webhooks.ts';
 
 const PASSWORD = 'correct horse battery staple';
 

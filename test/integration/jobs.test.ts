@@ -14,8 +14,8 @@ import { migrate } from '../../src/platform/db/migrate.ts';
 import { claimJobs, enqueue, jobsTable, rowsOf, settleJobs, type ClaimedJob, type JobSettlement } from '../../src/platform/jobs/outbox.ts';
 import { JobWorker, type JobHandler, type JobResult, type JobWorkerOptions } from '../../src/platform/jobs/worker.ts';
 import { FakeClock } from '../support/clock.ts';
-import { forEachEngine } from '../support/service.ts';
-import { isolatedDatabase, sleep } from '../support/webhooks.ts';
+import { forEachEngine, isolatedDatabase } from '../support/service.ts';
+import { sleep } from '../support/webhooks.ts';
 
 const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
 

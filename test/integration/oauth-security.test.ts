@@ -1,14 +1,19 @@
 // Security properties of the authorization server and sign-in pages, each a test, on both engines:
-// redirect URI rules, PKCE, single-use codes under concurrency, refresh token reuse, unconfirmed
-// accounts, scope ceilings, CSRF, account enumeration, attempt limits and open redirects.
+// redirect URI rules, PKCE, single-use codes under concurrency (also the adapter's own race path),
+// refresh token reuse, unconfirmed accounts, scope ceilings, CSRF (also on the emailed-link forms),
+// account enumeration, attempt limits (also on every request that sends mail) and open redirects.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { errors } from 'oidc-provider';
 import * as oidc from 'openid-client';
+import postgres from 'postgres';
 import { createUser } from '../../src/modules/users/service.ts';
-import { updateUser } from '../../src/modules/users/store.ts';
+import { findUserByEmail, updateUser } from '../../src/modules/users/store.ts';
+import { adapterClass } from '../../src/oauth/adapter.ts';
+import { pgUrl } from '../support/env.ts';
 import { call, forEachEngine, type Tenant, type TestService } from '../support/service.ts';
 import {
-  EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, findForm, insertClient, mailCount, oauthError, pageError, signInAndConsent,
+  EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, findForm, insertClient, linkIn, mailCount, oauthError, pageError, signInAndConsent,
   startOAuthService, uniqueEmail, waitForMail, type TestClient,
 } from '../support/oauth.ts';
 
@@ -144,6 +149,63 @@ forEachEngine('oauth security', (engine) => {
     assert.equal((await call(service, 'GET', '/accounts/profiles/me', { token: winner.access_token })).status, 401);
   });
 
+  /** Whether the grant's refresh token and access token are both dead. */
+  async function assertRevoked(tokens: { access_token: string; refresh_token: string }) {
+    await assert.rejects(oidc.refreshTokenGrant(config, tokens.refresh_token), (error) => oauthError(error) === 'invalid_grant');
+    assert.equal((await call(service, 'GET', '/accounts/profiles/me', { token: tokens.access_token })).status, 401);
+  }
+
+  // The library checks a code's consumed flag when it reads it; a redemption that read the code
+  // before another consumed it gets past that check, and only the adapter's conditional consume
+  // stands between it and a second token set. Interleaved by hand here, on both engines.
+  test('a redemption that read the code before another consumed it gets nothing, and revokes the grant', async () => {
+    const { code, request } = await freshCode();
+    const codes = new (adapterClass(service.ctx.db, 0))('AuthorizationCode');
+    const read = await codes.find(code);
+    assert.ok(read && read.consumed === undefined, 'the late redemption read a code not yet consumed');
+    const first = await redeem(code, request.verifier);
+    assert.equal(first.status, 200);
+    await assert.rejects(codes.consume(code), (error) => error instanceof errors.InvalidGrant, 'the late redemption loses');
+    await assertRevoked((await first.json()) as { access_token: string; refresh_token: string });
+  });
+
+  if (engine === 'postgres') {
+    // The same race through the token endpoint: a lock on the code's row holds both redemptions at
+    // their consume, after both have read the code; released, exactly one consume wins.
+    test('two redemptions held at the consume of one code: one token, and the grant revoked', async () => {
+      const { code, request } = await freshCode();
+      const sql = postgres(pgUrl!, { max: 2, onnotice: () => {} });
+      try {
+        // An object, not the array itself: postgres.js awaits an array a transaction returns before
+        // committing, and these requests wait for the commit.
+        const { racing } = await sql.begin(async (tx) => {
+          await tx`select 1 from oauth_provider_models where model = 'AuthorizationCode' and id = ${code} for update`;
+          const [{ pid }] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+          const racing = [redeem(code, request.verifier), redeem(code, request.verifier)];
+          const deadline = Date.now() + 10_000;
+          for (;;) {
+            // The second waiter queues behind the first (PostgreSQL's tuple lock), not behind us.
+            const [{ waiting }] = await sql<{ waiting: number }[]>`
+              with blocked as (select pid, pg_blocking_pids(pid) as by from pg_stat_activity)
+              select count(*)::int as waiting from blocked a
+              where ${pid}::int = any(a.by) or exists (select 1 from blocked b where b.pid = any(a.by) and ${pid}::int = any(b.by))`;
+            if (waiting === 2) break;
+            assert.ok(Date.now() < deadline, `both redemptions reach the consume (${waiting} waiting)`);
+            await new Promise((r) => setTimeout(r, 20));
+          }
+          return { racing };
+        });
+        const answered = await Promise.all(racing);
+        assert.deepEqual(answered.map((r) => r.status).sort(), [200, 400]);
+        const loser = answered.find((r) => r.status === 400)!;
+        assert.equal(((await loser.json()) as { error: string }).error, 'invalid_grant');
+        await assertRevoked((await answered.find((r) => r.status === 200)!.json()) as { access_token: string; refresh_token: string });
+      } finally {
+        await sql.end();
+      }
+    });
+  }
+
   test('reusing a rotated refresh token kills the whole family', async () => {
     const { code, request } = await freshCode();
     const tokens = (await (await redeem(code, request.verifier)).json()) as { refresh_token: string };
@@ -230,6 +292,47 @@ forEachEngine('oauth security', (engine) => {
     const forged = await browser.request('POST', new URL(consentForm.action, consent.url), { decision: 'allow' });
     assert.equal(forged.status, 403);
     assert.equal(forged.location, undefined);
+  });
+
+  test('the emailed-link forms (confirm, reset) refuse posts without this browser\'s CSRF token, and change nothing', async () => {
+    const forged = (form: { hidden: Record<string, string> }): [Record<string, string>, Record<string, string>][] => [
+      [{ token: form.hidden.token! }, {}],
+      [{ ...form.hidden, _csrf: 'forged' }, {}],
+      [form.hidden, { 'sec-fetch-site': 'cross-site' }],
+      [form.hidden, { origin: 'http://evil.example' }],
+    ];
+    const browser = new FormBrowser(service.url);
+    const login = await browser.go('GET', (await authorizationRequest(config, client.redirectUri, SCOPE)).url);
+    const uid = /\/interaction\/([^/"]+)\//.exec(login.html)![1]!;
+
+    const email = uniqueEmail('csrf-confirm');
+    await browser.submit(await browser.go('GET', `/interaction/${uid}/signup`), '/signup', { email, password: 'confirm me please' });
+    const confirmPage = await browser.go('GET', linkIn((await waitForMail(service, email, /Confirm your email/)).text));
+    const confirmForm = findForm(confirmPage.html, '/confirm');
+    const confirmAction = new URL(confirmForm.action, confirmPage.url);
+    for (const [fields, headers] of forged(confirmForm)) {
+      assert.equal((await browser.request('POST', confirmAction, fields, headers)).status, 403, JSON.stringify({ fields: Object.keys(fields), headers }));
+    }
+    assert.equal((await new FormBrowser(service.url).request('POST', confirmAction, confirmForm.hidden)).status, 403, 'a browser without the CSRF cookie');
+    assert.equal((await findUserByEmail(service.ctx.db, email))!.emailVerifiedAt, null, 'still unconfirmed');
+
+    const owner = await createUser(service.ctx.db, { email: uniqueEmail('csrf-reset'), password: 'the old password', emailVerified: true });
+    const since = new Date();
+    await browser.submit(await browser.go('GET', `/interaction/${uid}/forgot`), '/forgot', { email: owner.email });
+    const resetPage = await browser.go('GET', linkIn((await waitForMail(service, owner.email, /Reset your password/, since)).text));
+    const resetForm = findForm(resetPage.html, '/reset');
+    const resetAction = new URL(resetForm.action, resetPage.url);
+    for (const [fields, headers] of forged(resetForm)) {
+      assert.equal((await browser.request('POST', resetAction, { ...fields, password: 'the attacker password' }, headers)).status, 403, JSON.stringify({ fields: Object.keys(fields), headers }));
+    }
+    assert.equal((await new FormBrowser(service.url).request('POST', resetAction, { ...resetForm.hidden, password: 'the attacker password' })).status, 403, 'a browser without the CSRF cookie');
+    assert.equal((await findUserByEmail(service.ctx.db, owner.email))!.passwordHash, owner.passwordHash, 'the password is unchanged');
+
+    // The links themselves were good: from this browser's own forms they work.
+    assert.match((await browser.submit(confirmPage, '/confirm', {}, client.redirectUri)).html, /Email confirmed|\/consent"|Sign in/);
+    assert.ok((await findUserByEmail(service.ctx.db, email))!.emailVerifiedAt);
+    assert.match((await browser.submit(resetPage, '/reset', { password: 'the new password' })).html, /Your password was changed|password-form/);
+    assert.notEqual((await findUserByEmail(service.ctx.db, owner.email))!.passwordHash, owner.passwordHash);
   });
 
   test('sign-in, code and reset pages do not reveal whether an account exists', async () => {
@@ -331,5 +434,48 @@ forEachEngine('oauth attempt limits', (engine) => {
     // 6 failures so far from this IP; two more spend the IP budget for every address.
     assert.deepEqual(await statuses(uniqueEmail('a'), 2), [401, 401]);
     assert.deepEqual(await statuses(uniqueEmail('b'), 1), [429]);
+  });
+});
+
+forEachEngine('oauth mail request limits', (engine) => {
+  let service: TestService;
+  let client: TestClient;
+  let config: oidc.Configuration;
+
+  before(async () => {
+    ({ service, client, config } = await startOAuthService(engine, {
+      env: { ...EMAIL_LOGIN_ENV, ATRIUM_SIGNIN_LIMIT_PER_ACCOUNT: '3' },
+      tenant: 'mail-limits',
+    }));
+  });
+  after(() => service?.stop());
+
+  // Each of these sends mail (or would, for an address with an account) and answers the same
+  // either way: only the attempt budget stops them being used to flood a mailbox.
+  test('every request that sends mail spends the address\'s budget: codes, resets, sign-ups, confirmation links', async () => {
+    const browser = new FormBrowser(service.url);
+    const login = await browser.go('GET', (await authorizationRequest(config, client.redirectUri, SCOPE)).url);
+    const uid = /\/interaction\/([^/"]+)\//.exec(login.html)![1]!;
+    const csrf = findForm(login.html, '/password').hidden._csrf!;
+    const confirmed = async () => (await createUser(service.ctx.db, { email: uniqueEmail('limited'), password: 'a good password', emailVerified: true })).email;
+    const unconfirmed = async () => (await createUser(service.ctx.db, { email: uniqueEmail('waiting'), emailVerified: false })).email;
+    const forms: [string, () => Promise<string>, Record<string, string>][] = [
+      ['/code', confirmed, {}],
+      ['/forgot', confirmed, {}],
+      ['/signup', async () => uniqueEmail('signup'), { password: 'a good password' }],
+      ['/confirm/resend', unconfirmed, {}],
+    ];
+    for (const [path, address, extra] of forms) {
+      const email = await address();
+      const statuses: number[] = [];
+      let last;
+      for (let i = 0; i < 4; i++) {
+        last = await browser.request('POST', `/interaction/${uid}${path}`, { _csrf: csrf, email, ...extra });
+        statuses.push(last.status);
+      }
+      assert.deepEqual(statuses, [200, 200, 200, 429], path);
+      assert.match(pageError(last!.html)!, /Too many attempts/, path);
+      assert.ok(Number(last!.headers.get('retry-after')) > 0, path);
+    }
   });
 });

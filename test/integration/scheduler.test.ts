@@ -20,8 +20,8 @@ import { jobsTable, rowsOf } from '../../src/platform/jobs/outbox.ts';
 import { DeclaredSchedules, Scheduler, scheduleTopic, type Schedule } from '../../src/platform/jobs/scheduler.ts';
 import { JobWorker } from '../../src/platform/jobs/worker.ts';
 import { FakeClock } from '../support/clock.ts';
-import { forEachEngine, startTestService } from '../support/service.ts';
-import { eventually, isolatedDatabase } from '../support/webhooks.ts';
+import { forEachEngine, isolatedDatabase, startTestService } from '../support/service.ts';
+import { eventually } from '../support/webhooks.ts';
 
 const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
 const at = (iso: string) => new Date(iso);

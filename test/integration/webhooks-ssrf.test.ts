@@ -10,8 +10,8 @@ import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../../src/config.ts';
 import { startService, type RunningService } from '../../src/main.ts';
-import { call, createTenant, forEachEngine, freePort, testConfig, type Tenant } from '../support/service.ts';
-import { eventually, isolatedDatabase, startReceiver, type Receiver } from '../support/webhooks.ts';
+import { call, createTenant, forEachEngine, freePort, isolatedDatabase, testConfig, type Tenant } from '../support/service.ts';
+import { eventually, startReceiver, type Receiver } from '../support/webhooks.ts';
 
 test('private targets are allowed by default only with the embedded database', () => {
   assert.equal(loadConfig({}).webhooks.allowPrivate, true);

@@ -158,21 +158,25 @@ export class FormBrowser {
     }
   }
 
-  /** One request, no redirect following. */
-  async request(method: string, target: string | URL, form?: Record<string, string>, headers: Record<string, string> = {}): Promise<Page & { location: string | undefined }> {
+  /**
+   * One request, no redirect following. A form is sent URL-encoded; a string body is sent as it is
+   * (URL-encoded unless `headers` name another content type), for bytes a form cannot produce.
+   */
+  async request(method: string, target: string | URL, form?: Record<string, string> | string, headers: Record<string, string> = {}): Promise<Page & { location: string | undefined }> {
     const url = new URL(target, this.base);
     const cookie = this.#cookieHeader(url);
     const response = await fetch(url, {
       method,
       redirect: 'manual',
+      signal: AbortSignal.timeout(10_000),
       headers: {
         accept: 'text/html',
         ...(cookie ? { cookie } : {}),
-        ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+        ...(form !== undefined ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
         ...this.#headers,
         ...headers,
       },
-      ...(form ? { body: new URLSearchParams(form).toString() } : {}),
+      ...(form !== undefined ? { body: typeof form === 'string' ? form : new URLSearchParams(form).toString() } : {}),
     });
     this.#store(url, response);
     const location = response.headers.get('location');

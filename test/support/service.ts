@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe } from 'node:test';
 import pino from 'pino';
+import postgres from 'postgres';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { startService, type Background, type RunningService } from '../../src/main.ts';
@@ -21,6 +22,8 @@ export const ENGINES: Engine[] = ['pglite', 'postgres'];
 
 export interface TestService extends RunningService {
   dataDir: string;
+  /** Whether no other service uses its database (always on PGlite; asked for on PostgreSQL). */
+  ownDatabase: boolean;
   stop(): Promise<void>;
 }
 
@@ -44,21 +47,53 @@ export interface TestServiceOptions {
   workers?: (ctx: AppContext) => Background[];
   /** Runs after the service stopped, or when it failed to start (e.g. drop a database). */
   cleanup?: () => Promise<void>;
+  /**
+   * A database of its own on PostgreSQL (PGlite always has one), for tests that read the whole
+   * database: test files running side by side share the cluster's default database.
+   */
+  ownDatabase?: boolean;
+}
+
+/** A fresh database on the test cluster (postgres), or nothing to set (PGlite has its own dir). */
+export async function isolatedDatabase(engine: Engine): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
+  if (engine === 'pglite') return { env: {}, drop: async () => {} };
+  const name = `atrium_own_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  const admin = postgres(pgUrl!, { max: 1, onnotice: () => {} });
+  try {
+    await admin.unsafe(`create database ${name}`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+  const url = new URL(pgUrl!);
+  url.pathname = `/${name}`;
+  return {
+    env: { DATABASE_URL: url.toString() },
+    async drop() {
+      const sql = postgres(pgUrl!, { max: 1, onnotice: () => {} });
+      try {
+        await sql.unsafe(`drop database if exists ${name} with (force)`);
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+    },
+  };
 }
 
 /** A service on a fresh data dir. Its public URL is its real loopback address. */
 export async function startTestService(engine: Engine, env: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
   const log = pino({ level: process.env.ATRIUM_TEST_LOG_LEVEL ?? 'error' }) as unknown as FastifyBaseLogger;
+  const database = options.ownDatabase ? await isolatedDatabase(engine) : undefined;
   const cleanup = async () => {
     rmSync(dataDir, { recursive: true, force: true });
+    await database?.drop();
     await options.cleanup?.();
   };
   // The public URL (OAuth issuer, room URLs) must be the real address, so pick the port first.
   const port = await freePort();
   let service: RunningService;
   try {
-    service = await startService(testConfig(engine, dataDir, { PORT: String(port), ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...env }), {
+    service = await startService(testConfig(engine, dataDir, { PORT: String(port), ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...database?.env, ...env }), {
       log,
       ...(options.workers ? { workers: options.workers } : {}),
     });
@@ -69,6 +104,7 @@ export async function startTestService(engine: Engine, env: Record<string, strin
   return {
     ...service,
     dataDir,
+    ownDatabase: engine === 'pglite' || database !== undefined,
     async stop() {
       await service.close();
       await cleanup();

@@ -122,6 +122,8 @@ const VOLATILE_TABLES = new Set(['schema_migrations']);
 
 /** One digest of every row of every table: equal before and after means nothing was written. */
 export async function fingerprint(service: TestService): Promise<string> {
+  // On a shared database, other test files' writes would show up as this request's.
+  if (!service.ownDatabase) throw new Error('fingerprint needs a service started with { ownDatabase: true }');
   const db = service.ctx.db;
   const tables = rowsOf<{ name: string }>(await db.execute(sql`select tablename as name from pg_tables where schemaname = 'public' order by tablename`))
     .map((t) => t.name).filter((name) => !VOLATILE_TABLES.has(name));

@@ -1,17 +1,15 @@
 // Helpers for webhook tests: a scriptable local receiver that records every request byte for byte,
-// an independent signature check (jose + node:crypto, none of Atrium's code), an isolated
-// PostgreSQL database per suite (so other suites' workers, configured differently, never claim
-// these jobs), and services started with or without the default workers.
+// an independent signature check (jose + node:crypto, none of Atrium's code), and services on a
+// database of their own (so other suites' workers, configured differently, never claim these jobs),
+// started with or without the default workers.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { jwtVerify } from 'jose';
-import postgres from 'postgres';
 import type { Background } from '../../src/main.ts';
 import type { AppContext } from '../../src/context.ts';
-import { pgUrl } from './env.ts';
 import { onPath } from './postgres.ts';
 import { freePort, startTestService, type Engine, type TestService } from './service.ts';
 
@@ -119,28 +117,6 @@ export async function verifyDelivery(secret: string, body: Uint8Array, header: s
   return { payload, protectedHeader };
 }
 
-/** A fresh database on the test cluster (postgres), or nothing to set (PGlite has its own dir). */
-export async function isolatedDatabase(engine: Engine): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
-  if (engine === 'pglite') return { env: {}, drop: async () => {} };
-  const name = `atrium_wh_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-  const admin = postgres(pgUrl!, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
-  await admin.end({ timeout: 5 });
-  const url = new URL(pgUrl!);
-  url.pathname = `/${name}`;
-  return {
-    env: { DATABASE_URL: url.toString() },
-    async drop() {
-      const sql = postgres(pgUrl!, { max: 1, onnotice: () => {} });
-      try {
-        await sql.unsafe(`drop database if exists ${name} with (force)`);
-      } finally {
-        await sql.end({ timeout: 5 });
-      }
-    },
-  };
-}
-
 export type WebhookTestService = TestService;
 
 /**
@@ -149,11 +125,7 @@ export type WebhookTestService = TestService;
  * `() => []` to drive a worker by hand with an injected clock).
  */
 export async function startWebhookService(engine: Engine, env: Record<string, string> = {}, workers?: (ctx: AppContext) => Background[]): Promise<WebhookTestService> {
-  const database = await isolatedDatabase(engine);
-  return startTestService(engine, { ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true', ...database.env, ...env }, {
-    ...(workers ? { workers } : {}),
-    cleanup: () => database.drop(),
-  });
+  return startTestService(engine, { ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true', ...env }, { ...(workers ? { workers } : {}), ownDatabase: true });
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

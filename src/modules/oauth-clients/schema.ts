@@ -9,6 +9,7 @@ export const CLIENT_SCOPES = ['profile:read', 'rooms:connect', 'llm:invoke', 'se
 export const THEMES = ['light', 'dark', 'auto'] as const;
 
 export type GrantType = (typeof GRANT_TYPES)[number];
+export type ClientScope = (typeof CLIENT_SCOPES)[number];
 export type ResponseType = (typeof RESPONSE_TYPES)[number];
 
 export const MAX_REDIRECT_URIS = 20;

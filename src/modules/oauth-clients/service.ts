@@ -9,8 +9,10 @@ import type { Page } from '../../platform/http/lists.ts';
 import { CLIENT_SCOPES, MAX_METADATA_ENTRIES, THEMES, type GrantType, type ResponseType } from './schema.ts';
 import * as store from './store.ts';
 
-// The authorization server (src/oauth) looks clients up by their public client id.
+// The authorization server (src/oauth) looks clients up by their public client id, and serves
+// exactly the scopes a client may be registered with.
 export { findOAuthClient, type OAuthClientRow } from './store.ts';
+export type { ClientScope } from './schema.ts';
 
 export const DEFAULT_THEME = 'auto';
 

@@ -1,8 +1,14 @@
-// Static assets of the sign-in pages, served by the service itself: no external fonts, scripts or
-// images, so the pages work offline and the CSP can stay strict.
+// Static assets of the sign-in pages and the routes that serve them: the service serves its own
+// stylesheet and logo (no external fonts, scripts or images), so the pages work offline and the CSP
+// can stay strict.
+import { Type } from 'typebox';
+import type { Api } from '../../platform/http/module.ts';
+import { ASSETS } from '../pages.ts';
+import { PAGE_ROUTE } from '../respond.ts';
+import { PAGE } from './schemas.ts';
 
 /** The default logo, shown when a client has no logo_url. */
-export const ATRIUM_LOGO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64" role="img" aria-label="Atrium">
+const ATRIUM_LOGO_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64" role="img" aria-label="Atrium">
 <rect width="64" height="64" rx="14" fill="#3b5bdb"/>
 <path d="M32 12 50 52h-8.5l-3.6-8.4H26.1L22.5 52H14L32 12Zm0 14.2-3.4 10.1h6.8L32 26.2Z" fill="#fff"/>
 </svg>
@@ -27,7 +33,7 @@ const DARK_PALETTE = `  color-scheme: dark;
  * Colours come from custom properties. `data-theme` on <html> is the client's theme: light and
  * dark are forced; auto follows the browser's prefers-color-scheme.
  */
-export const SIGNIN_CSS = `:root {
+const SIGNIN_CSS = `:root {
   color-scheme: light;
   --bg: #f4f5f7;
   --card: #ffffff;
@@ -120,3 +126,15 @@ th, td { text-align: left; padding: 0.4rem; border-bottom: 1px solid var(--borde
 pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;
+
+export function assetRoutes(route: Api): void {
+  route.get(`${ASSETS}/style.css`, {
+    config: PAGE_ROUTE,
+    schema: { ...PAGE, summary: 'Sign-in page stylesheet', response: { 200: Type.String() } },
+  }, async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'public, max-age=3600').send(SIGNIN_CSS));
+
+  route.get(`${ASSETS}/logo.svg`, {
+    config: PAGE_ROUTE,
+    schema: { ...PAGE, summary: 'Default logo', response: { 200: Type.String() } },
+  }, async (_request, reply) => reply.type('image/svg+xml').header('cache-control', 'public, max-age=3600').send(ATRIUM_LOGO_SVG));
+}

@@ -1,0 +1,68 @@
+// The protocol endpoints: oidc-provider serves /oauth/* and the discovery documents from its own
+// Koa app, reading its own request bodies. What it does not answer itself — a path or method its
+// router does not serve, a failure its error handling lets escape, and its own server errors — is
+// handed back to Fastify and answered by the one error handler: in the catalogue's shape, and
+// logged when it is a real server error. The protocol's own errors keep their RFC 6749 shape.
+import type { IncomingMessage } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
+import type { AppContext } from '../../context.ts';
+import { notFound } from '../../platform/http/errors.ts';
+import type { Api } from '../../platform/http/module.ts';
+import { SECURITY_HEADERS } from '../respond.ts';
+import { userinfoRoute } from './userinfo.ts';
+
+// oidc-provider adds the hash of its one inline script (form_post response mode) to script-src.
+const PROVIDER_CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'";
+
+/** The provider serves both well-known names (RFC 8414 for an issuer without a path; OpenID Connect). */
+const DISCOVERY = ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'];
+
+const handedOver = new WeakMap<IncomingMessage, unknown>();
+
+/** Leaves a request to Fastify: Koa sends nothing, and `forward` raises `error` in Fastify. */
+function handOver(kctx: KoaContextWithOIDC, error: unknown): void {
+  kctx.respond = false;
+  handedOver.set(kctx.req, error);
+}
+
+/** Koa middleware in front of the provider's router; without it Koa answers these in text/plain. */
+async function handOverUnanswered(kctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+  try {
+    await next();
+  } catch (error) {
+    handOver(kctx, error);
+    return;
+  }
+  // Nothing answered (no route matched, or one that let the request through, like a CORS route
+  // without a preflight): Koa's own 404 without a body.
+  if (kctx.status === 404 && kctx.body == null) handOver(kctx, notFound(`Route ${kctx.method} ${kctx.path}`));
+}
+
+export async function mountProtocol(app: Api, ctx: AppContext, provider: Provider): Promise<void> {
+  provider.use(handOverUnanswered);
+  // The library has already rendered its "server_error" answer when it emits this; ours replaces it.
+  provider.on('server_error', (kctx, error) => handOver(kctx, error));
+  const handle = provider.callback();
+
+  const forward = async (request: FastifyRequest, reply: FastifyReply) => {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.raw.setHeader(name, value);
+    reply.raw.setHeader('content-security-policy', PROVIDER_CSP);
+    await handle(request.raw, reply.raw);
+    if (handedOver.has(request.raw)) {
+      // Whatever the provider began to answer (headers, cookies) goes with its answer.
+      for (const name of reply.raw.getHeaderNames()) reply.raw.removeHeader(name);
+      throw handedOver.get(request.raw);
+    }
+    // The provider has answered on the raw response.
+    reply.hijack();
+  };
+
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    scope.route({ method: ['GET', 'POST', 'OPTIONS', 'DELETE', 'PUT'], url: '/oauth/*', handler: forward });
+    for (const path of DISCOVERY) scope.get(path, forward);
+    userinfoRoute(scope as unknown as Api, ctx);
+  });
+}
