@@ -66,6 +66,8 @@ export function renderPermissionsDoc(routes: readonly RouteRow[]): string {
     '- `public`: no credential needed.',
     '- `authenticated`: any accepted credential; the route is not tied to one project.',
     '- a project role: the route has a `{project_id}`, and the caller must hold the role there (directly or by implication).',
+    '  A route without `{project_id}` finds its project from the request (the project that owns the domain',
+    '  it is asked about, marked "of the …\'s project" below); a project the caller cannot see answers 404 like none at all.',
     '',
     '## Roles and what they imply',
     '',
@@ -86,9 +88,9 @@ export function renderPermissionsDoc(routes: readonly RouteRow[]): string {
     '| Method | Path | Permission | Credentials | OAuth scope |',
     '|---|---|---|---|---|',
     ...rows.map(({ method, path, auth }) => {
-      const permission = auth?.permission ?? 'UNDECLARED';
-      const credentials = permission === 'public' ? '—' : (auth?.credentials ?? DEFAULT_CREDENTIALS).map(code).join(', ');
-      return `| ${method} | ${code(path)} | ${code(permission)} | ${credentials} | ${auth?.oauthScope ? code(auth.oauthScope) : '—'} |`;
+      const permission = `${code(auth?.permission ?? 'UNDECLARED')}${auth?.projectOf ? ` of the ${auth.projectOf.what.toLowerCase()}'s project` : ''}`;
+      const credentials = auth?.permission === 'public' ? '—' : (auth?.credentials ?? DEFAULT_CREDENTIALS).map(code).join(', ');
+      return `| ${method} | ${code(path)} | ${permission} | ${credentials} | ${auth?.oauthScope ? code(auth.oauthScope) : '—'} |`;
     }),
     '',
     '## Served by plugins',

@@ -4,7 +4,7 @@
 // docs:settings`) all come from it, so adding a setting is adding an entry.
 import { Type } from 'typebox';
 import { isLoopback } from './platform/http/loopback.ts';
-import { base64Key, boolean, directory, integer, integerList, json, oneOf, port, text, url } from './platform/settings/kinds.ts';
+import { base64Key, boolean, directory, dnsNames, integer, integerList, json, oneOf, port, text, url } from './platform/settings/kinds.ts';
 import { describeSettings, readSettings, rule, secret, setting, type ValuesOf } from './platform/settings/table.ts';
 
 export class ConfigError extends Error {}
@@ -14,6 +14,7 @@ const DATA = 'Database, files and keys';
 const SIGNIN = 'Sign-in and mail';
 const JOBS = 'Background jobs';
 const WEBHOOKS = 'Webhook delivery';
+const RESOURCES = 'Project resources';
 
 const SIGNIN_WINDOW_MINUTES = 15;
 const embedded = (get: (env: string) => unknown) => get('DATABASE_URL') === undefined;
@@ -142,6 +143,12 @@ export const SETTINGS = {
     disableAfterMs: setting({
       env: 'ATRIUM_WEBHOOKS_DISABLE_AFTER_HOURS', group: WEBHOOKS, kind: integer(1, 99_999, { unit: 'hours', scale: 3600_000 }), default: '120',
       description: 'A webhook whose deliveries keep failing this long without a success is disabled.',
+    }),
+  },
+  mailboxes: {
+    domains: setting({
+      env: 'ATRIUM_MAIL_DOMAINS', group: RESOURCES, kind: dnsNames(100), default: rule('unset: no mailbox can be created', () => []),
+      description: 'Mail domains whose addresses projects may claim as mailboxes (`support@mail.example.com` needs `mail.example.com`). Each address belongs to one project of the deployment.',
     }),
   },
 };

@@ -27,12 +27,16 @@ export interface TestService extends RunningService {
 /** Fixed (test-only) encryption key for every service on the shared test PostgreSQL. */
 export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
 
+export const TEST_MAIL_DOMAIN = 'mail.example.test';
+
 export function testConfig(engine: Engine, dataDir: string, env: Record<string, string> = {}): Config {
   return loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
     ATRIUM_DATA_DIR: dataDir,
     ATRIUM_LOG_LEVEL: 'warn',
+    // Mailboxes need a domain the operator allows; tests claim addresses under this one.
+    ATRIUM_MAIL_DOMAINS: TEST_MAIL_DOMAIN,
     // Instances sharing one PostgreSQL must share the key that encrypts stored secrets.
     ...(engine === 'postgres' ? { DATABASE_URL: pgUrl!, ATRIUM_SECRET_KEY: TEST_SECRET_KEY } : {}),
     ...env,

@@ -7,7 +7,7 @@
 // other instance within the cache lifetime.
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import { forbidden, notFound, unauthorized } from './errors.ts';
+import { ApiError, forbidden, notFound, unauthorized } from './errors.ts';
 import { effectiveRoles, isRole, type Role } from './roles.ts';
 import { isUuid } from '../crypto/credentials.ts';
 
@@ -45,6 +45,19 @@ export interface AuthRequirement {
   permission: 'public' | 'authenticated' | Role;
   credentials?: readonly CredentialKind[];
   oauthScope?: string;
+  /** For a role on a route without `:project_id`: how the request names its project. */
+  projectOf?: ProjectOf;
+}
+
+/**
+ * How a route that has no `:project_id` finds the project it acts in from its validated params and
+ * query (an ingress asks which project owns a domain). The caller must hold the route's role there.
+ * No project, and a project the caller cannot see, both answer the same 404 (`<what> not found`),
+ * so that the lookup tells outsiders nothing.
+ */
+export interface ProjectOf {
+  what: string;
+  resolve(request: FastifyRequest): Promise<string | undefined>;
 }
 
 export const DEFAULT_CREDENTIALS: readonly CredentialKind[] = ['api_key', 'user'];
@@ -162,7 +175,9 @@ export function validateAuthRequirement(route: Pick<RouteOptions, 'method' | 'ur
   if (!auth) return `${name} declares no auth requirement`;
   const { permission, credentials = DEFAULT_CREDENTIALS, oauthScope } = auth;
   if (permission !== 'public' && permission !== 'authenticated' && !isRole(permission)) return `${name} has unknown permission ${permission}`;
-  if (isRole(permission) && !route.url.includes(':project_id')) return `${name} needs a project role but has no :project_id`;
+  const { projectOf } = auth;
+  if (isRole(permission) && !route.url.includes(':project_id') && !projectOf) return `${name} needs a project role but has no :project_id and no projectOf`;
+  if (projectOf && (!isRole(permission) || route.url.includes(':project_id'))) return `${name}: projectOf is for a role on a route without :project_id`;
   if (credentials.includes('oauth') !== Boolean(oauthScope)) return `${name}: OAuth tokens are accepted exactly when an oauthScope is named`;
   return undefined;
 }
@@ -184,10 +199,25 @@ export function installAuth(app: FastifyInstance, auth: Auth): void {
       throw forbidden(`The access token lacks the ${requirement.oauthScope} scope`);
     }
     request.principal = principal;
-    if (requirement.permission === 'authenticated') return;
+    // A project named by the query is found once the query is validated (preHandler below).
+    if (requirement.permission === 'authenticated' || requirement.projectOf) return;
     const projectId = (request.params as Record<string, string>).project_id!;
-    const access = await auth.projectAccess(principal, projectId);
-    if (!access.roles.has(requirement.permission)) throw forbidden(`This requires the ${requirement.permission} role in the project`);
-    request.access = access;
+    request.access = checkRole(await auth.projectAccess(principal, projectId), requirement.permission);
   });
+  app.addHook('preHandler', async (request) => {
+    const requirement = request.routeOptions.config.auth;
+    if (!requirement?.projectOf || requirement.permission === 'public' || requirement.permission === 'authenticated') return;
+    const { what, resolve } = requirement.projectOf;
+    const projectId = await resolve(request);
+    if (projectId === undefined) throw notFound(what);
+    const access = await auth.projectAccess(request.principal!, projectId).catch((error: unknown) => {
+      throw error instanceof ApiError && error.code === 'not_found' ? notFound(what) : error;
+    });
+    request.access = checkRole(access, requirement.permission);
+  });
+}
+
+function checkRole(access: ProjectAccess, role: Role): ProjectAccess {
+  if (!access.roles.has(role)) throw forbidden(`This requires the ${role} role in the project`);
+  return access;
 }
