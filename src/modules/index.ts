@@ -8,6 +8,7 @@ import { oauthClientsModule } from './oauth-clients/index.ts';
 import { participantTokensModule } from './participant-tokens/index.ts';
 import { projectsModule } from './projects/index.ts';
 import { roomsModule } from './rooms/index.ts';
+import { roomServicesModule, servicesModule } from './services/index.ts';
 import { sessionsModule } from './sessions/index.ts';
 import { storageModule } from './storage/index.ts';
 import { systemModule } from './system/index.ts';
@@ -27,4 +28,6 @@ export const modules: readonly Module[] = [
   oauthModule,
   webhooksModule,
   sessionsModule,
+  servicesModule,
+  roomServicesModule,
 ];
