@@ -8,6 +8,7 @@ import { oauthClientsModule } from './oauth-clients/index.ts';
 import { participantTokensModule } from './participant-tokens/index.ts';
 import { projectsModule } from './projects/index.ts';
 import { roomsModule } from './rooms/index.ts';
+import { roomSecretsModule, secretsModule } from './secrets/index.ts';
 import { roomServicesModule, servicesModule } from './services/index.ts';
 import { sessionsModule } from './sessions/index.ts';
 import { storageModule } from './storage/index.ts';
@@ -30,4 +31,6 @@ export const modules: readonly Module[] = [
   sessionsModule,
   servicesModule,
   roomServicesModule,
+  secretsModule,
+  roomSecretsModule,
 ];

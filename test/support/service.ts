@@ -48,12 +48,14 @@ export interface TestServiceOptions {
   workers?: (ctx: AppContext) => Background[];
   /** Runs after the service stopped, or when it failed to start (e.g. drop a database). */
   cleanup?: () => Promise<void>;
+  /** The service's logger (e.g. one writing to memory, to read what was logged). */
+  log?: FastifyBaseLogger;
 }
 
 /** A service on a fresh data dir. Its public URL is its real loopback address. */
 export async function startTestService(engine: Engine, env: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
-  const log = pino({ level: process.env.ATRIUM_TEST_LOG_LEVEL ?? 'error' }) as unknown as FastifyBaseLogger;
+  const log = options.log ?? pino({ level: process.env.ATRIUM_TEST_LOG_LEVEL ?? 'error' }) as unknown as FastifyBaseLogger;
   const cleanup = async () => {
     rmSync(dataDir, { recursive: true, force: true });
     await options.cleanup?.();
