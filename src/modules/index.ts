@@ -8,6 +8,7 @@ import { oauthClientsModule } from './oauth-clients/index.ts';
 import { participantTokensModule } from './participant-tokens/index.ts';
 import { projectsModule } from './projects/index.ts';
 import { roomsModule } from './rooms/index.ts';
+import { routesModule } from './routes/index.ts';
 import { roomSecretsModule, secretsModule } from './secrets/index.ts';
 import { roomServicesModule, servicesModule } from './services/index.ts';
 import { sessionsModule } from './sessions/index.ts';
@@ -33,4 +34,5 @@ export const modules: readonly Module[] = [
   roomServicesModule,
   secretsModule,
   roomSecretsModule,
+  routesModule,
 ];
