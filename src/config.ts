@@ -147,7 +147,7 @@ export const SETTINGS = {
   },
   mailboxes: {
     domains: setting({
-      env: 'ATRIUM_MAIL_DOMAINS', group: RESOURCES, kind: dnsNames(100), default: rule('unset: no mailbox can be created', () => []),
+      env: 'ATRIUM_MAIL_DOMAINS', group: RESOURCES, kind: dnsNames(100), default: rule('unset: no mailbox can be created', (): string[] => []),
       description: 'Mail domains whose addresses projects may claim as mailboxes (`support@mail.example.com` needs `mail.example.com`). Each address belongs to one project of the deployment.',
     }),
   },
