@@ -8,6 +8,7 @@ import { mailboxesModule } from './mailboxes/index.ts';
 import { oauthClientsModule } from './oauth-clients/index.ts';
 import { participantTokensModule } from './participant-tokens/index.ts';
 import { projectsModule } from './projects/index.ts';
+import { roomServersModule } from './room-servers/index.ts';
 import { roomsModule } from './rooms/index.ts';
 import { routesModule } from './routes/index.ts';
 import { roomSecretsModule, secretsModule } from './secrets/index.ts';
@@ -37,4 +38,5 @@ export const modules: readonly Module[] = [
   roomSecretsModule,
   routesModule,
   mailboxesModule,
+  roomServersModule,
 ];

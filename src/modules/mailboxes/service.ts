@@ -68,3 +68,8 @@ export async function updateMailbox(ctx: AppContext, projectId: string, address:
 export async function deleteMailbox(ctx: AppContext, projectId: string, address: string): Promise<void> {
   if (!(await store.deleteMailbox(ctx.db, projectId, address.toLowerCase()))) throw notFound('Mailbox');
 }
+
+/** Every mailbox of a room, by address: for its room server. */
+export async function mailboxesOfRoom(ctx: AppContext, projectId: string, roomId: string) {
+  return (await store.mailboxesOfRoom(ctx.db, projectId, roomId)).map(mailboxView);
+}

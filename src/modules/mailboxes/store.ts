@@ -57,3 +57,8 @@ export async function deleteMailbox(db: Db, projectId: string, address: string):
   const rows = await db.delete(mailboxesTable).where(and(eq(mailboxesTable.projectId, projectId), eq(mailboxesTable.address, address))).returning({ address: mailboxesTable.address });
   return rows.length > 0;
 }
+
+export async function mailboxesOfRoom(db: Db, projectId: string, roomId: string): Promise<MailboxWithRoom[]> {
+  return db.select(withRoom).from(mailboxesTable).innerJoin(roomsTable, eq(roomsTable.id, mailboxesTable.roomId))
+    .where(and(eq(mailboxesTable.projectId, projectId), eq(mailboxesTable.roomId, roomId))).orderBy(asc(mailboxesTable.address));
+}

@@ -140,3 +140,13 @@ export async function listRoomSecrets(ctx: AppContext, projectId: string, roomNa
 export async function deleteRoomSecret(ctx: AppContext, projectId: string, roomName: string, secretId: string, identities: Identities): Promise<void> {
   if (!(await store.deleteSecret(ctx.db, await roomScope(ctx, projectId, roomName), keyOf(secretId, identities)))) throw notFound('Secret');
 }
+
+/**
+ * The secrets a room server needs for one identity of a room, values decrypted: the project secrets
+ * the room's services refer to (`projectSecretIds`), and the room's secrets for the whole room, for
+ * that identity, or delegated to it. Without an identity, the room-wide ones only.
+ */
+export async function secretsForRoomServer(ctx: AppContext, projectId: string, roomId: string, projectSecretIds: readonly string[], identity: string | undefined) {
+  const rows = await store.secretsForRoom(ctx.db, projectId, roomId, projectSecretIds, identity || undefined);
+  return rows.map((row) => ({ ...secretWithValue(ctx, row), scope: row.roomId === null ? 'project' as const : 'room' as const }));
+}

@@ -1,6 +1,6 @@
 // Secrets of a project or of one room; values are stored encrypted. Every query is keyed by the
 // project id and the scope.
-import { and, asc, eq, getTableColumns, ilike, isNull, type SQL } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, ilike, inArray, isNull, or, type SQL } from 'drizzle-orm';
 import { pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
@@ -81,4 +81,16 @@ export async function updateSecret(db: Db, scope: Scope, key: SecretKey, changes
 export async function deleteSecret(db: Db, scope: Scope, key: SecretKey): Promise<boolean> {
   const rows = await db.delete(secretsTable).where(byKey(scope, key)).returning({ id: secretsTable.id });
   return rows.length > 0;
+}
+
+/**
+ * What a room server may read for one identity of a room: the project secrets with these ids, and
+ * the room's secrets for the whole room, for that identity, or delegated to it.
+ */
+export async function secretsForRoom(db: Db, projectId: string, roomId: string, projectSecretIds: readonly string[], identity: string | undefined): Promise<SecretRow[]> {
+  const wholeRoom = and(eq(secretsTable.forIdentity, ''), eq(secretsTable.delegatedTo, ''));
+  const roomSecrets = and(eq(secretsTable.roomId, roomId), identity ? or(wholeRoom, eq(secretsTable.forIdentity, identity), eq(secretsTable.delegatedTo, identity)) : wholeRoom);
+  const projectSecrets = projectSecretIds.length > 0 ? and(isNull(secretsTable.roomId), inArray(secretsTable.id, [...projectSecretIds])) : undefined;
+  return db.select().from(secretsTable).where(and(eq(secretsTable.projectId, projectId), or(roomSecrets, projectSecrets)))
+    .orderBy(asc(secretsTable.roomId), asc(secretsTable.name), asc(secretsTable.forIdentity), asc(secretsTable.delegatedTo));
 }

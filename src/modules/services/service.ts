@@ -68,3 +68,22 @@ export async function updateService(ctx: AppContext, projectId: string, roomName
 export async function deleteService(ctx: AppContext, projectId: string, roomName: string | undefined, serviceId: string): Promise<void> {
   if (!(await store.deleteService(ctx.db, await scopeOf(ctx, projectId, roomName), serviceId))) throw notFound('Service');
 }
+
+export interface ServiceToRun {
+  id: string;
+  scope: 'project' | 'room';
+  spec: Record<string, unknown>;
+}
+
+/**
+ * The services a room runs: the project's and the room's own, templates rendered with every value
+ * (obscure ones too), a room service shadowing a project service of the same name. For room servers.
+ */
+export async function servicesToRun(ctx: AppContext, projectId: string, roomId: string): Promise<ServiceToRun[]> {
+  const byName = new Map<string, ServiceToRun>();
+  for (const row of await store.servicesForRoom(ctx.db, projectId, roomId)) {
+    const spec = row.specSealed === null ? row.spec : JSON.parse(ctx.secrets.decrypt(row.specSealed)) as Record<string, unknown>;
+    byName.set(row.name, { id: row.id, scope: row.roomId === null ? 'project' : 'room', spec: { ...spec, id: row.id } });
+  }
+  return [...byName.values()];
+}
