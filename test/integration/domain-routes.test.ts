@@ -87,8 +87,10 @@ forEachEngine('routes', (engine) => {
     assert.equal((await call(service, 'PUT', `${project()}/routes/${domain}`, { token: tenant.apiKey, json: { room_name: ours.name, port: 81 } })).status, 404);
     assert.equal((await call(service, 'DELETE', `${project()}/routes/${domain}`, { token: tenant.apiKey })).status, 404);
 
-    assert.equal((await call(service, 'POST', `${project()}/routes`, { token: tenant.apiKey, json: { domain: `x-${unique()}.example.com`, room_name: theirs.name, port: 80 } })).status, 404, "another project's room");
-    assert.equal((await call(service, 'POST', `${project()}/routes`, { token: tenant.apiKey, json: { domain: `x-${unique()}.example.com`, room_name: 'no-such-room', port: 80 } })).status, 404);
+    const theirRoom = await call(service, 'POST', `${project()}/routes`, { token: tenant.apiKey, json: { domain: `x-${unique()}.example.com`, room_name: theirs.name, port: 80 } });
+    assert.equal(theirRoom.status, 400, "another project's room, named in the body, is not one of ours");
+    assert.match(theirRoom.body.error.message, /body\.room_name: the project has no room named/);
+    assert.equal((await call(service, 'POST', `${project()}/routes`, { token: tenant.apiKey, json: { domain: `x-${unique()}.example.com`, room_name: 'no-such-room', port: 80 } })).status, 400);
 
     // Concurrent claims of one domain: one wins.
     const racing = `race-${unique()}.example.com`;
@@ -121,7 +123,8 @@ forEachEngine('routes', (engine) => {
       [spec({ paths: [{ path: '/', pathType: 'glob', targetPort: 80 }] }), 400, /pathType/],
       [spec({ paths: [{ path: '/', pathType: 'prefix' }] }), 400, /exactly one of targetPort and targetContent/],
       [spec({ paths: [{ path: '/', pathType: 'prefix', targetPort: 80 }, { path: '/', pathType: 'prefix', targetPort: 81 }] }), 400, /listed twice/],
-      [spec({ backend: { agent: { name: 'no-such-agent' } } }), 404, /Agent not found/],
+      [spec({ backend: { agent: { name: 'no-such-agent' } } }), 400, /body\.spec\.backend\.agent\.name: the project has no managed agent named "no-such-agent"/],
+      [spec({ backend: { room: { name: 'no-such-room' } } }), 400, /body\.spec\.backend\.room\.name: the project has no room named "no-such-room"/],
       ['{"domain":', 400, /JSON/],
     ];
     for (const [json, status, message] of cases) {

@@ -66,7 +66,9 @@ forEachEngine('mailboxes', (engine) => {
     assert.equal((await call(service, 'GET', `${project()}/mailboxes/${shared}`, { token: tenant.apiKey })).status, 404);
     assert.equal((await call(service, 'PUT', `${project()}/mailboxes/${shared}`, { token: tenant.apiKey, json: { room: ours.name, queue: 'q' } })).status, 404);
     assert.equal((await call(service, 'DELETE', `${project()}/mailboxes/${shared}`, { token: tenant.apiKey })).status, 404);
-    assert.equal((await call(service, 'POST', `${project()}/mailboxes`, { token: tenant.apiKey, json: { address: address(), room: theirs.name, queue: 'q' } })).status, 404);
+    const theirRoom = await call(service, 'POST', `${project()}/mailboxes`, { token: tenant.apiKey, json: { address: address(), room: theirs.name, queue: 'q' } });
+    assert.equal(theirRoom.status, 400, "another project's room, named in the body, is not one of ours");
+    assert.match(theirRoom.body.error.message, /body\.room: the project has no room named/);
     assert.equal((await call(service, 'GET', `${project()}/rooms/${theirs.name}/mailboxes`, { token: tenant.apiKey })).status, 404);
 
     const racing = address();
@@ -91,7 +93,7 @@ forEachEngine('mailboxes', (engine) => {
       [{ address: address(), room: room.name, queue: 'q', public: 'yes' }, 400, /body\.public/],
       [{ address: address(), room: room.name, queue: 'q', annotations: { a: 1 } }, 400, /body\.annotations/],
       [{ address: address(), room: room.name, queue: 'q', colour: 'red' }, 400, /unknown property "colour"/],
-      [{ address: address(), room: 'no-such-room', queue: 'q' }, 404, /Room not found/],
+      [{ address: address(), room: 'no-such-room', queue: 'q' }, 400, /body\.room: the project has no room named "no-such-room"/],
       ['{"address":', 400, /JSON/],
     ];
     for (const [json, status, message] of cases) {

@@ -3,7 +3,7 @@
 import type { AppContext } from '../../context.ts';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import { getRoom } from '../rooms/service.ts';
+import { findRoom, getRoom } from '../rooms/service.ts';
 import * as store from './store.ts';
 
 export interface MailboxFields {
@@ -31,7 +31,8 @@ function checkedAddress(ctx: AppContext, address: string): string {
 }
 
 async function changesOf(ctx: AppContext, projectId: string, input: MailboxFields) {
-  const room = await getRoom(ctx, projectId, input.room);
+  const room = await findRoom(ctx, projectId, input.room);
+  if (!room) throw badRequest(`body.room: the project has no room named ${JSON.stringify(input.room)}`);
   return { roomId: room.id, queue: input.queue, public: input.public ?? false, annotations: input.annotations ?? {} };
 }
 

@@ -4,8 +4,8 @@
 import type { AppContext } from '../../context.ts';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import { getAgent } from '../agents/service.ts';
-import { getRoom } from '../rooms/service.ts';
+import { findAgent } from '../agents/service.ts';
+import { findRoom, getRoom } from '../rooms/service.ts';
 import type { RouteSpecInput } from './schema.ts';
 import * as store from './store.ts';
 
@@ -38,7 +38,7 @@ const shortSpec = (domain: string, roomName: string, port: number): RouteSpecInp
 });
 
 /** The spec's backend, checked: exactly one of a room and an agent of the project, and sound paths. */
-async function backendOf(ctx: AppContext, projectId: string, spec: RouteSpecInput): Promise<{ roomId: string | null; agentName: string | null }> {
+async function backendOf(ctx: AppContext, projectId: string, spec: RouteSpecInput, field: string): Promise<{ roomId: string | null; agentName: string | null }> {
   const { room, agent } = spec.backend;
   if (Boolean(room) === Boolean(agent)) throw badRequest('spec.backend names exactly one of room and agent');
   const paths = new Set<string>();
@@ -48,15 +48,24 @@ async function backendOf(ctx: AppContext, projectId: string, spec: RouteSpecInpu
     if (paths.has(key)) throw badRequest(`spec.paths.${i}: ${path.pathType} path ${JSON.stringify(path.path)} is listed twice`);
     paths.add(key);
   }
-  if (room) return { roomId: (await getRoom(ctx, projectId, room.name)).id, agentName: null };
-  return { roomId: null, agentName: (await getAgent(ctx, projectId, agent!.name)).name };
+  if (room) {
+    const found = await findRoom(ctx, projectId, room.name);
+    if (!found) throw badRequest(`${field}: the project has no room named ${JSON.stringify(room.name)}`);
+    return { roomId: found.id, agentName: null };
+  }
+  const found = await findAgent(ctx, projectId, agent!.name);
+  if (!found) throw badRequest(`body.spec.backend.agent.name: the project has no managed agent named ${JSON.stringify(agent!.name)}`);
+  return { roomId: null, agentName: found.name };
 }
+
+/** Where the body names the room, for messages. */
+const roomField = (input: object) => ('spec' in input ? 'body.spec.backend.room.name' : 'body.room_name');
 
 const claimed = (domain: string) => conflict(`The domain ${domain} is already routed`);
 
 export async function createRoute(ctx: AppContext, projectId: string, input: RouteInput) {
   const spec = 'spec' in input ? input.spec : shortSpec(input.domain, input.room_name, input.port);
-  const backend = await backendOf(ctx, projectId, spec);
+  const backend = await backendOf(ctx, projectId, spec, roomField(input));
   const row = await store.insertRoute(ctx.db, { domain: spec.domain, projectId, ...backend, spec });
   if (!row) throw claimed(spec.domain);
   return { route: routeView((await store.findRoute(ctx.db, projectId, spec.domain))!) };
@@ -78,7 +87,7 @@ export async function updateRoute(ctx: AppContext, projectId: string, domain: st
   const spec = 'spec' in input ? input.spec : shortSpec(domain, input.room_name, input.port);
   if (spec.domain !== domain) throw badRequest(`spec.domain must be ${domain}, the domain in the path (a route cannot move to another domain)`);
   if (!(await store.findRoute(ctx.db, projectId, domain))) throw notFound('Route');
-  const backend = await backendOf(ctx, projectId, spec);
+  const backend = await backendOf(ctx, projectId, spec, roomField(input));
   if (!(await store.updateRoute(ctx.db, projectId, domain, { ...backend, spec }))) throw notFound('Route');
   return getRoute(ctx, projectId, domain);
 }
