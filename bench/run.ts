@@ -6,7 +6,7 @@
 // Settings: BENCH_DURATION (measured seconds per scenario, default 10), BENCH_WARMUP (2),
 // BENCH_CONNECTIONS (50), BENCH_ROUNDS (5: the scenarios of an engine take turns in 5 slices of
 // BENCH_DURATION/5 s, so outside load hits them alike), BENCH_ENGINES (default "postgres,pglite").
-// Optional scenario modules: bench/oauth.ts, bench/webhooks.ts (see bench/lib.ts).
+// Optional scenario modules: bench/oauth.ts, bench/webhooks.ts, bench/services.ts (see bench/lib.ts).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +18,8 @@ import {
   type BenchContext, type Engine, type MeasureSettings, type Scenario, type ScenarioResult,
 } from './lib.ts';
 
-const EXTRA_MODULES = ['oauth', 'webhooks'] as const;
+const EXTRA_MODULES = ['oauth', 'webhooks', 'services'] as const;
+const EXTRA_TITLES: Record<(typeof EXTRA_MODULES)[number], string> = { oauth: 'OAuth', webhooks: 'Webhooks', services: 'Room services' };
 const ROOM = 'bench-room';
 
 /** Targets from the issue, checked on PostgreSQL. */
@@ -175,7 +176,7 @@ function resultsBlock(report: Report): string {
   for (const s of report.skipped) lines.push('', `Skipped: ${s}`);
   for (const name of EXTRA_MODULES) {
     const extra = report.extras[name];
-    lines.push('', `### ${name === 'oauth' ? 'OAuth' : 'Webhooks'} (bench/${name}.ts)`, '');
+    lines.push('', `### ${EXTRA_TITLES[name]} (bench/${name}.ts)`, '');
     if (extra && typeof extra === 'object' && 'skipped' in extra) lines.push(`Not run: ${(extra as { skipped: string }).skipped}.`);
     else if (extra && typeof extra === 'object' && 'error' in extra) lines.push(`Failed: ${(extra as { error: string }).error.split('\n')[0]} (stack in bench/results/latest.json).`);
     else if (isScenarioResults(extra)) {
