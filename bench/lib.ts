@@ -151,13 +151,13 @@ export function spawnChild(argv: string[], env: NodeJS.ProcessEnv): ChildProcess
 
 const tempDirs = new Set<string>();
 
-function makeTempDir(prefix: string): string {
+export function makeTempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   tempDirs.add(dir);
   return dir;
 }
 
-function removeTempDir(dir: string): void {
+export function removeTempDir(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
   tempDirs.delete(dir);
 }

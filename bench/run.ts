@@ -6,7 +6,8 @@
 // Settings: BENCH_DURATION (measured seconds per scenario, default 10), BENCH_WARMUP (2),
 // BENCH_CONNECTIONS (50), BENCH_ROUNDS (5: the scenarios of an engine take turns in 5 slices of
 // BENCH_DURATION/5 s, so outside load hits them alike), BENCH_ENGINES (default "postgres,pglite").
-// Optional scenario modules: bench/oauth.ts, bench/webhooks.ts, bench/room-servers.ts (see bench/lib.ts).
+// Optional scenario modules: bench/oauth.ts, bench/webhooks.ts, bench/room-servers.ts, bench/services.ts
+// (see bench/lib.ts).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -18,8 +19,10 @@ import {
   type BenchContext, type Engine, type MeasureSettings, type Scenario, type ScenarioResult,
 } from './lib.ts';
 
-const EXTRA_MODULES = ['oauth', 'webhooks', 'room-servers'] as const;
-const EXTRA_TITLES: Record<(typeof EXTRA_MODULES)[number], string> = { oauth: 'OAuth', webhooks: 'Webhooks', 'room-servers': 'Room servers: OTLP ingest and scheduled tasks' };
+const EXTRA_MODULES = ['oauth', 'webhooks', 'room-servers', 'services'] as const;
+const EXTRA_TITLES: Record<(typeof EXTRA_MODULES)[number], string> = {
+  oauth: 'OAuth', webhooks: 'Webhooks', 'room-servers': 'Room servers: OTLP ingest and scheduled tasks', services: 'Room services',
+};
 const ROOM = 'bench-room';
 
 /** Targets from the issue, checked on PostgreSQL. */

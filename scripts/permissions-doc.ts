@@ -69,6 +69,8 @@ export function renderPermissionsDoc(routes: readonly RouteRow[], policyResource
     '- a project role: the route has a `{project_id}`, and the caller must hold the role there (directly or by implication).',
     '- a project role "of the key\'s project": protocol endpoints whose paths a standard client fixes (OTLP) take the project',
     '  from the credential, so only project API keys are accepted there, and the key must hold the role.',
+    '- a project role "of the …\'s project": a route without `{project_id}` that finds its project from the request (the project',
+    '  that owns the domain it is asked about); a project the caller cannot see answers 404 like none at all.',
     '',
     '## Roles and what they imply',
     '',
@@ -91,7 +93,8 @@ export function renderPermissionsDoc(routes: readonly RouteRow[], policyResource
     ...rows.map(({ method, path, auth }) => {
       const permission = auth?.permission ?? 'UNDECLARED';
       const credentials = permission === 'public' ? '—' : (auth?.credentials ?? DEFAULT_CREDENTIALS).map(code).join(', ');
-      const where = auth?.project === 'credential' ? " of the key's project" : '';
+      const project = auth?.project ?? 'path';
+      const where = project === 'credential' ? " of the key's project" : typeof project === 'object' ? ` of the ${project.what.toLowerCase()}'s project` : '';
       return `| ${method} | ${code(path)} | ${code(permission)}${where} | ${credentials} | ${auth?.oauthScope ? code(auth.oauthScope) : '—'} |`;
     }),
     '',

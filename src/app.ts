@@ -3,14 +3,13 @@ import Fastify, { LogController } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
 import type { AppContext } from './context.ts';
 import { installAuth, validateAuthRequirement } from './platform/http/auth.ts';
 import { ErrorBody, MAX_PARAM_LENGTH, badRequest, frameworkErrorHandler, installErrorHandling } from './platform/http/errors.ts';
 import { installMetrics } from './platform/http/metrics.ts';
 import type { Api, Module } from './platform/http/module.ts';
 import { illFormedText } from './platform/http/schemas.ts';
+import { ajvFor } from './platform/http/validation.ts';
 
 /**
  * Prefixes served by plugins that do their own authentication (documented in docs/permissions.md).
@@ -27,13 +26,6 @@ export const JSON_BODY_LIMIT = 1024 * 1024;
  */
 export function documentedPath(url: string): string {
   return url.replace(/(?<!:):([A-Za-z0-9_]+)/g, '{$1}').replaceAll('::', ':');
-}
-
-function ajvFor(coerce: boolean): Ajv {
-  // Query strings and path params arrive as text and are coerced; JSON bodies must have the right types.
-  const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: true, allErrors: false, strict: false });
-  addFormats.default(ajv);
-  return ajv;
 }
 
 export interface BuiltApp {

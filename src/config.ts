@@ -4,7 +4,7 @@
 // docs:settings`) all come from it, so adding a setting is adding an entry.
 import { Type } from 'typebox';
 import { isLoopback } from './platform/http/loopback.ts';
-import { base64Key, boolean, directory, integer, integerList, json, oneOf, port, text, url } from './platform/settings/kinds.ts';
+import { base64Key, boolean, directory, dnsNames, integer, integerList, json, oneOf, port, text, url } from './platform/settings/kinds.ts';
 import { describeSettings, readSettings, rule, secret, setting, type ValuesOf } from './platform/settings/table.ts';
 
 export class ConfigError extends Error {}
@@ -14,7 +14,7 @@ const DATA = 'Database, files and keys';
 const SIGNIN = 'Sign-in and mail';
 const JOBS = 'Background jobs';
 const WEBHOOKS = 'Webhook delivery';
-const REPOSITORIES = 'Image repositories';
+const RESOURCES = 'Project resources';
 const ROOM_SERVERS = 'Room servers, sessions and scheduled tasks';
 
 const SIGNIN_WINDOW_MINUTES = 15;
@@ -148,8 +148,14 @@ export const SETTINGS = {
   },
   repositories: {
     registryService: setting({
-      env: 'ATRIUM_REGISTRY_SERVICE', group: REPOSITORIES, kind: text('a service name (1–200 printable ASCII characters)', /^[\x20-\x7e]+$/, 200), default: 'atrium-registry',
+      env: 'ATRIUM_REGISTRY_SERVICE', group: RESOURCES, kind: text('a service name (1–200 printable ASCII characters)', /^[\x20-\x7e]+$/, 200), default: 'atrium-registry',
       description: 'The audience (`aud`) of repository tokens: set your OCI registry\'s token `service` to the same value. The registry also needs the issuer (`ATRIUM_PUBLIC_URL`) and the keys at `/.well-known/jwks.json`: see [docs/repositories.md](docs/repositories.md).',
+    }),
+  },
+  mailboxes: {
+    domains: setting({
+      env: 'ATRIUM_MAIL_DOMAINS', group: RESOURCES, kind: dnsNames(100), default: rule('unset: no mailbox can be created', (): string[] => []),
+      description: 'Mail domains whose addresses projects may claim as mailboxes (`support@mail.example.com` needs `mail.example.com`). Each address belongs to one project of the deployment.',
     }),
   },
   roomServer: {

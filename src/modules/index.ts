@@ -5,13 +5,18 @@ import { oauthModule } from '../oauth/index.ts';
 import { agentsModule } from './agents/index.ts';
 import { apiKeysModule } from './api-keys/index.ts';
 import { externalOAuthModule } from './external-oauth/index.ts';
+import { mailboxesModule } from './mailboxes/index.ts';
 import { oauthClientsModule } from './oauth-clients/index.ts';
 import { participantTokensModule } from './participant-tokens/index.ts';
 import { policiesModule } from './policies/index.ts';
 import { projectsModule } from './projects/index.ts';
 import { repositoriesModule } from './repositories/index.ts';
+import { roomServersModule } from './room-servers/index.ts';
 import { roomsModule } from './rooms/index.ts';
+import { routesModule } from './routes/index.ts';
 import { scheduledTasksModule } from './scheduled-tasks/index.ts';
+import { roomSecretsModule, secretsModule } from './secrets/index.ts';
+import { roomServicesModule, servicesModule } from './services/index.ts';
 import { sessionsModule } from './sessions/index.ts';
 import { sharesModule } from './shares/index.ts';
 import { storageModule } from './storage/index.ts';
@@ -37,4 +42,11 @@ export const modules: readonly Module[] = [
   externalOAuthModule,
   sharesModule,
   scheduledTasksModule,
+  servicesModule,
+  roomServicesModule,
+  secretsModule,
+  roomSecretsModule,
+  routesModule,
+  mailboxesModule,
+  roomServersModule,
 ];

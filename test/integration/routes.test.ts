@@ -41,7 +41,8 @@ describe('route declarations [pglite]', () => {
       const types = [schema.type].flat();
       if (types.includes('string') && schema.maxLength === undefined && schema.enum === undefined && schema.const === undefined && !['uuid', 'date-time'].includes(schema.format)) problems.push(`${where}: a string without maxLength`);
       if (types.includes('array') && schema.maxItems === undefined) problems.push(`${where}: an array without maxItems`);
-      const open = schema.patternProperties !== undefined || (types.includes('object') && schema.additionalProperties !== undefined && schema.additionalProperties !== false);
+      const closed = schema.additionalProperties === false || (typeof schema.additionalProperties === 'object' && Object.keys(schema.additionalProperties).join() === 'not');
+      const open = schema.patternProperties !== undefined || (types.includes('object') && schema.additionalProperties !== undefined && !closed);
       if (open && schema.maxProperties === undefined) problems.push(`${where}: an open object without maxProperties`);
       for (const [key, sub] of Object.entries(schema.properties ?? {})) walk(sub, `${where}.${key}`);
       for (const sub of Object.values(schema.patternProperties ?? {})) walk(sub, `${where}[*]`);

@@ -30,12 +30,16 @@ export interface TestService extends RunningService {
 /** Fixed (test-only) encryption key for every service on the shared test PostgreSQL. */
 export const TEST_SECRET_KEY = Buffer.alloc(32, 7).toString('base64');
 
+export const TEST_MAIL_DOMAIN = 'mail.example.test';
+
 export function testConfig(engine: Engine, dataDir: string, env: Record<string, string> = {}): Config {
   return loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
     ATRIUM_DATA_DIR: dataDir,
     ATRIUM_LOG_LEVEL: 'warn',
+    // Mailboxes need a domain the operator allows; tests claim addresses under this one.
+    ATRIUM_MAIL_DOMAINS: TEST_MAIL_DOMAIN,
     // Instances sharing one PostgreSQL must share the key that encrypts stored secrets.
     ...(engine === 'postgres' ? { DATABASE_URL: pgUrl!, ATRIUM_SECRET_KEY: TEST_SECRET_KEY } : {}),
     ...env,
@@ -52,6 +56,8 @@ export interface TestServiceOptions {
    * database: test files running side by side share the cluster's default database.
    */
   ownDatabase?: boolean;
+  /** The service's logger (e.g. one writing to memory, to read what was logged). */
+  log?: FastifyBaseLogger;
 }
 
 /** A fresh database on the test cluster (postgres), or nothing to set (PGlite has its own dir). */
@@ -82,7 +88,7 @@ export async function isolatedDatabase(engine: Engine): Promise<{ env: Record<st
 /** A service on a fresh data dir. Its public URL is its real loopback address. */
 export async function startTestService(engine: Engine, env: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
-  const log = pino({ level: process.env.ATRIUM_TEST_LOG_LEVEL ?? 'error' }) as unknown as FastifyBaseLogger;
+  const log = options.log ?? pino({ level: process.env.ATRIUM_TEST_LOG_LEVEL ?? 'error' }) as unknown as FastifyBaseLogger;
   const database = options.ownDatabase ? await isolatedDatabase(engine) : undefined;
   const cleanup = async () => {
     rmSync(dataDir, { recursive: true, force: true });

@@ -197,3 +197,11 @@ test("the README's settings section is up to date", () => {
   assert.ok(readme === withSettingsSection(readme, renderSettingsSection()), 'README.md settings section is stale: run `npm run docs:settings` and commit the result');
   for (const s of listSettings(SETTINGS)) assert.match(readme, new RegExp(`\\| \`${s.env}\` \\|`), `${s.env} is listed`);
 });
+
+test('mail domains: lower-case DNS names, each once; none by default', () => {
+  assert.deepEqual(loadConfig({}).mailboxes.domains, []);
+  assert.deepEqual(loadConfig({ ATRIUM_MAIL_DOMAINS: 'mail.example.com, example.org' }).mailboxes.domains, ['mail.example.com', 'example.org']);
+  assert.match(configError({ ATRIUM_MAIL_DOMAINS: 'Mail.Example.com' }), /ATRIUM_MAIL_DOMAINS.*"Mail.Example.com" is not a lower-case DNS name/);
+  assert.match(configError({ ATRIUM_MAIL_DOMAINS: '10.0.0.1' }), /ATRIUM_MAIL_DOMAINS/);
+  assert.match(configError({ ATRIUM_MAIL_DOMAINS: 'a.io,a.io' }), /listed twice/);
+});

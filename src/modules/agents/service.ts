@@ -32,8 +32,13 @@ export async function createAgent(ctx: AppContext, projectId: string, input: { c
   return { agent: existing, created: false };
 }
 
+/** The agent of that name, if the project has one (for agents named in a body, where a missing one is the request's fault). */
+export function findAgent(ctx: AppContext, projectId: string, name: string): Promise<store.AgentRow | undefined> {
+  return store.findAgentByName(ctx.db, projectId, name.trim().toLowerCase());
+}
+
 export async function getAgent(ctx: AppContext, projectId: string, name: string): Promise<store.AgentRow> {
-  const agent = await store.findAgentByName(ctx.db, projectId, name.trim().toLowerCase());
+  const agent = await findAgent(ctx, projectId, name);
   if (!agent) throw notFound('Agent');
   return agent;
 }

@@ -69,8 +69,13 @@ export async function createRoom(ctx: AppContext, projectId: string, input: Room
   return { room: existing, created: false };
 }
 
+/** The room of that name, if the project has one (for rooms named in a body, where a missing one is the request's fault). */
+export function findRoom(ctx: AppContext, projectId: string, name: string): Promise<store.RoomRow | undefined> {
+  return store.findRoomByName(ctx.db, projectId, name);
+}
+
 export async function getRoom(ctx: AppContext, projectId: string, name: string): Promise<store.RoomRow> {
-  const room = await store.findRoomByName(ctx.db, projectId, name);
+  const room = await findRoom(ctx, projectId, name);
   if (!room) throw notFound('Room');
   return room;
 }

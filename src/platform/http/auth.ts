@@ -7,7 +7,7 @@
 // other instance within the cache lifetime.
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import { LRUCache } from 'lru-cache';
-import { forbidden, notFound, unauthorized } from './errors.ts';
+import { ApiError, forbidden, notFound, unauthorized } from './errors.ts';
 import { effectiveRoles, isRole, type Role } from './roles.ts';
 import { isUuid } from '../crypto/credentials.ts';
 
@@ -41,15 +41,27 @@ export interface ProjectAccess {
  * credential, no project), or a project role, which makes `:project_id` mandatory and checks the
  * caller's roles in that project. OAuth tokens are accepted only by routes naming the scope needed.
  *
- * `project: 'credential'` takes the project from the credential instead of the path, for protocol
- * endpoints whose paths a standard client fixes (OTLP's `/v1/traces`): only API keys, which act for
- * exactly one project, are accepted there.
+ * `project` says where a project role is checked: the path's `:project_id` (the default), the
+ * credential's own project (`'credential'`, for protocol endpoints whose paths a standard client fixes,
+ * like OTLP's `/v1/traces`: only API keys, which act for exactly one project, are accepted there), or
+ * a lookup on the validated request (a `ProjectLookup`, e.g. the project owning a domain).
  */
 export interface AuthRequirement {
   permission: 'public' | 'authenticated' | Role;
   credentials?: readonly CredentialKind[];
   oauthScope?: string;
-  project?: 'path' | 'credential';
+  project?: 'path' | 'credential' | ProjectLookup;
+}
+
+/**
+ * How a route that has no `:project_id` finds the project it acts in from its validated params and
+ * query (an ingress asks which project owns a domain). The caller must hold the route's role there.
+ * No project, and a project the caller cannot see, both answer the same 404 (`<what> not found`),
+ * so that the lookup tells outsiders nothing.
+ */
+export interface ProjectLookup {
+  what: string;
+  resolve(request: FastifyRequest): Promise<string | undefined>;
 }
 
 export const DEFAULT_CREDENTIALS: readonly CredentialKind[] = ['api_key', 'user'];
@@ -172,6 +184,8 @@ export function validateAuthRequirement(route: Pick<RouteOptions, 'method' | 'ur
     if (!isRole(permission)) return `${name} takes its project from the credential but needs no project role`;
     if (route.url.includes(':project_id')) return `${name} takes its project from the credential and from the path`;
     if (credentials.length !== 1 || credentials[0] !== 'api_key') return `${name} takes its project from the credential, which only API keys name`;
+  } else if (project !== 'path') {
+    if (!isRole(permission) || route.url.includes(':project_id')) return `${name}: a project lookup is for a role on a route without :project_id`;
   } else if (isRole(permission) && !route.url.includes(':project_id')) return `${name} needs a project role but has no :project_id`;
   if (credentials.includes('oauth') !== Boolean(oauthScope)) return `${name}: OAuth tokens are accepted exactly when an oauthScope is named`;
   return undefined;
@@ -194,10 +208,26 @@ export function installAuth(app: FastifyInstance, auth: Auth): void {
       throw forbidden(`The access token lacks the ${requirement.oauthScope} scope`);
     }
     request.principal = principal;
-    if (requirement.permission === 'authenticated') return;
-    const projectId = requirement.project === 'credential' ? principal.projectId! : (request.params as Record<string, string>).project_id!;
-    const access = await auth.projectAccess(principal, projectId);
-    if (!access.roles.has(requirement.permission)) throw forbidden(`This requires the ${requirement.permission} role in the project`);
-    request.access = access;
+    // A project looked up from the request is found once the request is validated (preHandler below).
+    const project = requirement.project ?? 'path';
+    if (requirement.permission === 'authenticated' || typeof project === 'object') return;
+    const projectId = project === 'credential' ? principal.projectId! : (request.params as Record<string, string>).project_id!;
+    request.access = checkRole(await auth.projectAccess(principal, projectId), requirement.permission);
   });
+  app.addHook('preHandler', async (request) => {
+    const requirement = request.routeOptions.config.auth;
+    if (typeof requirement?.project !== 'object' || requirement.permission === 'public' || requirement.permission === 'authenticated') return;
+    const { what, resolve } = requirement.project;
+    const projectId = await resolve(request);
+    if (projectId === undefined) throw notFound(what);
+    const access = await auth.projectAccess(request.principal!, projectId).catch((error: unknown) => {
+      throw error instanceof ApiError && error.code === 'not_found' ? notFound(what) : error;
+    });
+    request.access = checkRole(access, requirement.permission);
+  });
+}
+
+function checkRole(access: ProjectAccess, role: Role): ProjectAccess {
+  if (!access.roles.has(role)) throw forbidden(`This requires the ${role} role in the project`);
+  return access;
 }

@@ -120,15 +120,36 @@ const CODE_OF_STATUS: Record<number, ErrorCode> = {
 /** Longest path parameter the router accepts (Fastify's `maxParamLength`). */
 export const MAX_PARAM_LENGTH = 500;
 
+/** One schema violation as ajv reports it. */
+export interface SchemaViolation {
+  keyword: string;
+  instancePath: string;
+  schemaPath: string;
+  params: Record<string, unknown>;
+  message?: string | undefined;
+}
+
+/**
+ * A violation in words, naming the field: `body.container.image is required`. `where` is the part
+ * of the request (`body`, `query`) or of a value (`template`).
+ */
+export function describeViolation(violation: SchemaViolation, where: string): string {
+  const segments = violation.instancePath.split('/').slice(1);
+  const at = (parts: string[]) => [where, ...parts].join('.');
+  const { keyword, params } = violation;
+  if (keyword === 'required') return `${at(segments)}.${String(params.missingProperty)} is required`;
+  if (keyword === 'additionalProperties') return `${at(segments)} has unknown property ${JSON.stringify(params.additionalProperty)}`;
+  // A closed object (additionalProperties: never) reports the unknown property itself.
+  if (keyword === 'not' && violation.schemaPath.endsWith('/additionalProperties/not')) {
+    return `${at(segments.slice(0, -1))} has unknown property ${JSON.stringify(segments.at(-1))}`;
+  }
+  return `${at(segments)} ${violation.message ?? 'is invalid'}`;
+}
+
 function describeValidation(error: FastifyError): string {
   const first = error.validation?.[0];
   if (!first) return error.message;
-  const where = error.validationContext ?? 'request';
-  const path = first.instancePath ? first.instancePath.replace(/^\//, '').replaceAll('/', '.') : '';
-  const params = first.params as Record<string, unknown>;
-  if (first.keyword === 'required') return `${where}.${params.missingProperty} is required`;
-  if (first.keyword === 'additionalProperties') return `${where}${path ? `.${path}` : ''} has unknown property ${JSON.stringify(params.additionalProperty)}`;
-  return `${where}${path ? `.${path}` : ''} ${first.message ?? 'is invalid'}`;
+  return describeViolation(first as SchemaViolation, error.validationContext ?? 'request');
 }
 
 /** The SQLSTATE of a database error, which the query layer wraps (DrizzleQueryError.cause). */

@@ -19,6 +19,13 @@ export const JsonObject = (description?: string) =>
 /** Annotations: string → string. */
 export const StringMap = Type.Record(Type.String(), Type.String({ maxLength: 4000 }), { maxProperties: 200, propertyNames: KEY });
 
+/**
+ * Options of an object that refuses unknown properties, with a 400 naming the first one, where the
+ * API otherwise ignores them: for specs whose official clients forbid extra fields, so that a typo
+ * is reported rather than silently lost.
+ */
+export const CLOSED = { additionalProperties: Type.Never() };
+
 export const ProjectParams = Type.Object({ project_id: Uuid });
 
 /** The body of action routes such as connect: `{}` or none at all (a missing body validates as null). */

@@ -3,6 +3,7 @@
 // and says in words what it expects (for startup errors and the generated README table).
 import { resolve } from 'node:path';
 import type { Static, TSchema } from 'typebox';
+import { isDnsName } from '../http/dns-names.ts';
 import { Value } from 'typebox/value';
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; problem?: string };
@@ -54,6 +55,21 @@ export function integerList(min: number, max: number, maxItems: number, options:
       return numbers.every((n) => n >= min && n <= max) ? valid(numbers.map((n) => n * options.scale)) : invalid('out of range');
     },
     format: (value) => value.map((n) => n / options.scale).join(','),
+  };
+}
+
+/** Comma-separated lower-case DNS names, at most `maxItems`, each once. */
+export function dnsNames(maxItems: number): Kind<string[]> {
+  return {
+    expects: `comma-separated lower-case DNS names, at most ${maxItems}`,
+    parse(raw) {
+      const names = raw.split(',').map((name) => name.trim());
+      if (names.length > maxItems) return invalid(`more than ${maxItems}`);
+      const bad = names.find((name) => !isDnsName(name));
+      if (bad !== undefined) return invalid(`${JSON.stringify(bad)} is not a lower-case DNS name`);
+      return new Set(names).size === names.length ? valid(names) : invalid('a name is listed twice');
+    },
+    format: (value) => value.join(','),
   };
 }
 

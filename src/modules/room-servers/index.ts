@@ -1,0 +1,8 @@
+// The read path of room servers: what one room runs, needs and receives.
+import type { Module } from '../../platform/http/module.ts';
+import { roomServerRoutes } from './routes.ts';
+
+export const roomServersModule: Module = {
+  name: 'room-servers',
+  routes: roomServerRoutes,
+};
