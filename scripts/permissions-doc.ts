@@ -17,6 +17,7 @@ const CREDENTIAL_DESCRIPTIONS: Record<string, string> = {
   api_key: 'Project API key (`ma-…`). Acts for its own project only: as a project admin, or with the roles it was created with.',
   user: 'Personal access token of a user (`atp_…`). Acts with the roles the user holds in each project.',
   oauth: 'OAuth access token issued to an application for a user. Accepted only by routes that name an OAuth scope, and only when the token carries that scope; it then acts with the user\'s roles.',
+  participant: 'Participant token (a JWT Atrium minted, or one an application signed with an API key). Accepted only by routes that list it; acts in the token\'s project with what its grants allow (an `api` grant with `llm` makes it an `llm_proxy_user`; a `feed` grant lets it publish to that feed).',
 };
 
 interface RouteRow {
@@ -66,6 +67,8 @@ export function renderPermissionsDoc(routes: readonly RouteRow[]): string {
     '- `public`: no credential needed.',
     '- `authenticated`: any accepted credential; the route is not tied to one project.',
     '- a project role: the route has a `{project_id}`, and the caller must hold the role there (directly or by implication).',
+    '  A route without `{project_id}` (the LLM proxy) takes the project from the header it lists, or from a',
+    '  credential bound to one project (API key, participant token); OAuth and personal tokens must send the header.',
     '',
     '## Roles and what they imply',
     '',
@@ -88,7 +91,9 @@ export function renderPermissionsDoc(routes: readonly RouteRow[]): string {
     ...rows.map(({ method, path, auth }) => {
       const permission = auth?.permission ?? 'UNDECLARED';
       const credentials = permission === 'public' ? '—' : (auth?.credentials ?? DEFAULT_CREDENTIALS).map(code).join(', ');
-      return `| ${method} | ${code(path)} | ${code(permission)} | ${credentials} | ${auth?.oauthScope ? code(auth.oauthScope) : '—'} |`;
+      const project = auth?.projectHeaders?.length ? ` (project: ${auth.projectHeaders.map(code).join(' or ')})` : '';
+      const alsoIn = auth?.credentialHeaders?.length ? ` (also in ${auth.credentialHeaders.map(code).join(', ')})` : '';
+      return `| ${method} | ${code(path)} | ${code(permission)}${project} | ${credentials}${alsoIn} | ${auth?.oauthScope ? code(auth.oauthScope) : '—'} |`;
     }),
     '',
     '## Served by plugins',

@@ -4,6 +4,7 @@ import type { Module } from '../platform/http/module.ts';
 import { oauthModule } from '../oauth/index.ts';
 import { agentsModule } from './agents/index.ts';
 import { apiKeysModule } from './api-keys/index.ts';
+import { feedsModule } from './feeds/index.ts';
 import { oauthClientsModule } from './oauth-clients/index.ts';
 import { participantTokensModule } from './participant-tokens/index.ts';
 import { projectsModule } from './projects/index.ts';
@@ -27,4 +28,5 @@ export const modules: readonly Module[] = [
   oauthModule,
   webhooksModule,
   sessionsModule,
+  feedsModule,
 ];

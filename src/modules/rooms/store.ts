@@ -1,20 +1,8 @@
 // Rooms of a project. Every query is keyed by the project id.
 import { and, asc, eq, getTableColumns, sql } from 'drizzle-orm';
-import { jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
-import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
-
-export const roomsTable = pgTable('rooms', {
-  id: uuid('id').primaryKey(),
-  projectId: uuid('project_id').notNull(),
-  name: text('name').notNull(),
-  metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
-  annotations: jsonb('annotations').$type<Record<string, string>>().notNull().default({}),
-  permissions: jsonb('permissions').$type<Record<string, Record<string, unknown>>>().notNull().default({}),
-  createdAt: timestamptz('created_at').notNull().defaultNow(),
-  updatedAt: timestamptz('updated_at').notNull().defaultNow(),
-});
+import { roomsTable } from './tables.ts';
 
 export type RoomRow = typeof roomsTable.$inferSelect;
 

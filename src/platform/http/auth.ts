@@ -1,6 +1,6 @@
 // Authentication and authorization for every route, driven by the `auth` requirement each route
 // declares in its config. Credential kinds plug in as verifiers (API keys, personal access tokens,
-// OAuth access tokens), so the mechanism knows nothing about how a kind is stored.
+// OAuth access tokens, participant tokens), so the mechanism knows nothing about how a kind is stored.
 //
 // Hot path: a verified credential and a user's project roles are cached for a few seconds, so a
 // request costs a cache hit, not a database round trip; revocation evicts locally at once and every
@@ -11,7 +11,7 @@ import { forbidden, notFound, unauthorized } from './errors.ts';
 import { effectiveRoles, isRole, type Role } from './roles.ts';
 import { isUuid } from '../crypto/credentials.ts';
 
-export const CREDENTIAL_KINDS = ['api_key', 'user', 'oauth'] as const;
+export const CREDENTIAL_KINDS = ['api_key', 'user', 'oauth', 'participant'] as const;
 export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
 
 export interface Principal {
@@ -20,10 +20,15 @@ export interface Principal {
   credentialId: string;
   /** The user acting (personal access tokens, OAuth tokens). */
   userId?: string | undefined;
-  /** API keys and OAuth tokens act for one project only. */
+  /** API keys, participant tokens and OAuth tokens of a project's client act for one project only. */
   projectId?: string | undefined;
-  /** An API key's roles; undefined means the key acts as a project admin. */
+  /**
+   * The roles of a credential bound to one project: an API key's (undefined: the key acts as a
+   * project admin), or what a participant token's grants amount to.
+   */
   keyRoles?: readonly Role[] | undefined;
+  /** A participant token's grants, `{name, scope}` as the SDK writes them. */
+  grants?: readonly { name: string; scope: unknown }[] | undefined;
   /** OAuth scopes granted to the token. */
   scopes?: ReadonlySet<string> | undefined;
   clientId?: string | undefined;
@@ -45,6 +50,14 @@ export interface AuthRequirement {
   permission: 'public' | 'authenticated' | Role;
   credentials?: readonly CredentialKind[];
   oauthScope?: string;
+  /**
+   * For a project role on a route without `:project_id`: headers naming the project (the first one
+   * present wins). A credential bound to one project (API key, participant token) may leave them
+   * out; OAuth tokens and personal tokens must send one.
+   */
+  projectHeaders?: readonly string[];
+  /** Headers that may carry the credential itself instead of `Authorization: Bearer` (e.g. `x-api-key`). */
+  credentialHeaders?: readonly string[];
 }
 
 export const DEFAULT_CREDENTIALS: readonly CredentialKind[] = ['api_key', 'user'];
@@ -110,10 +123,17 @@ export class Auth {
   async authenticate(token: string): Promise<Principal | undefined> {
     const cached = this.#credentials.get(token);
     if (cached) return cached.principal;
-    const verifier = this.#verifiers.find((v) => v.matches(token));
-    const principal = verifier ? await verifier.verify(token) : undefined;
-    if (principal) this.#credentials.set(token, { principal });
-    return principal;
+    // Kinds may look alike (OAuth access tokens and participant tokens are both JWTs): the first
+    // verifier that accepts the token decides.
+    for (const verifier of this.#verifiers) {
+      if (!verifier.matches(token)) continue;
+      const principal = await verifier.verify(token);
+      if (principal) {
+        this.#credentials.set(token, { principal });
+        return principal;
+      }
+    }
+    return undefined;
   }
 
   /** Drops a revoked credential from this instance's cache at once. */
@@ -143,17 +163,29 @@ export class Auth {
     if (principal.kind === 'api_key') {
       return { projectId, roles: effectiveRoles(principal.keyRoles ?? ['admin']) };
     }
+    if (principal.kind === 'participant') return { projectId, roles: effectiveRoles(principal.keyRoles ?? []) };
     const direct = principal.userId ? await this.directRoles(principal.userId, projectId) : undefined;
     if (!direct) throw notFound('Project');
     return { projectId, roles: effectiveRoles(direct) };
   }
 }
 
-function bearerToken(request: FastifyRequest): string | undefined {
+function bearerToken(request: FastifyRequest, credentialHeaders: readonly string[]): string | undefined {
   const header = request.headers.authorization;
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1];
+  if (header) return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+  for (const name of credentialHeaders) {
+    const value = request.headers[name];
+    if (typeof value === 'string' && /^\S+$/.test(value.trim())) return value.trim();
+  }
+  return undefined;
+}
+
+/** The project a route without `:project_id` acts in: a header naming it, or the credential's own. */
+function projectOf(request: FastifyRequest, principal: Principal, headers: readonly string[]): string {
+  const named = headers.map((name) => request.headers[name]).find((value): value is string => typeof value === 'string' && value !== '');
+  if (named !== undefined) return named.trim();
+  if (principal.projectId !== undefined && principal.kind !== 'oauth') return principal.projectId;
+  throw unauthorized(`The ${headers[0]} header must name the project`);
 }
 
 export function validateAuthRequirement(route: Pick<RouteOptions, 'method' | 'url' | 'config'>): string | undefined {
@@ -162,7 +194,7 @@ export function validateAuthRequirement(route: Pick<RouteOptions, 'method' | 'ur
   if (!auth) return `${name} declares no auth requirement`;
   const { permission, credentials = DEFAULT_CREDENTIALS, oauthScope } = auth;
   if (permission !== 'public' && permission !== 'authenticated' && !isRole(permission)) return `${name} has unknown permission ${permission}`;
-  if (isRole(permission) && !route.url.includes(':project_id')) return `${name} needs a project role but has no :project_id`;
+  if (isRole(permission) && !route.url.includes(':project_id') && !auth.projectHeaders?.length) return `${name} needs a project role but has no :project_id and no project header`;
   if (credentials.includes('oauth') !== Boolean(oauthScope)) return `${name}: OAuth tokens are accepted exactly when an oauthScope is named`;
   return undefined;
 }
@@ -174,7 +206,7 @@ export function installAuth(app: FastifyInstance, auth: Auth): void {
   app.addHook('onRequest', async (request) => {
     const requirement = request.routeOptions.config.auth;
     if (!requirement || requirement.permission === 'public') return;
-    const token = bearerToken(request);
+    const token = bearerToken(request, requirement.credentialHeaders ?? []);
     if (!token) throw unauthorized();
     const principal = await auth.authenticate(token);
     if (!principal) throw unauthorized('The bearer credential is invalid, expired or revoked');
@@ -185,7 +217,7 @@ export function installAuth(app: FastifyInstance, auth: Auth): void {
     }
     request.principal = principal;
     if (requirement.permission === 'authenticated') return;
-    const projectId = (request.params as Record<string, string>).project_id!;
+    const projectId = (request.params as Record<string, string | undefined>).project_id ?? projectOf(request, principal, requirement.projectHeaders ?? []);
     const access = await auth.projectAccess(principal, projectId);
     if (!access.roles.has(requirement.permission)) throw forbidden(`This requires the ${requirement.permission} role in the project`);
     request.access = access;
