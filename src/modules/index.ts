@@ -5,6 +5,7 @@ import { oauthModule } from '../oauth/index.ts';
 import { agentsModule } from './agents/index.ts';
 import { apiKeysModule } from './api-keys/index.ts';
 import { feedsModule } from './feeds/index.ts';
+import { llmProxyModule } from './llm-proxy/index.ts';
 import { oauthClientsModule } from './oauth-clients/index.ts';
 import { participantTokensModule } from './participant-tokens/index.ts';
 import { projectsModule } from './projects/index.ts';
@@ -29,4 +30,5 @@ export const modules: readonly Module[] = [
   webhooksModule,
   sessionsModule,
   feedsModule,
+  llmProxyModule,
 ];

@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import { issuePersonalAccessToken } from '../../src/modules/users/service.ts';
 import { ERROR_CATALOGUE } from '../../src/platform/http/errors.ts';
 import { mutations, pick, sample, seededRandom, type BaseRequest, type FuzzRequest } from '../support/fuzz.ts';
-import { apiRoutes, pathParams, type RouteInfo } from '../support/routes.ts';
+import { apiRoutes, isAnthropicErrorBody, pathParams, type RouteInfo } from '../support/routes.ts';
 import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import { createFixtures, fingerprint, paramValue, validBody } from '../support/walk.ts';
 
@@ -29,7 +29,7 @@ function documentedShape(path: string, contentType: string, body: unknown): bool
   const error = (body as { error?: unknown } | null)?.error;
   const catalogue = contentType.includes('json') && typeof error === 'object' && error !== null
     && CATALOGUE_CODES.has((error as { code?: string }).code ?? '') && typeof (error as { message?: unknown }).message === 'string';
-  if (catalogue) return true;
+  if (catalogue || (contentType.includes('json') && isAnthropicErrorBody(path, body))) return true;
   // RFC 6749 §5.2 on the protocol endpoints; HTML pages where a person is looking.
   if (isProtocol(path)) return (contentType.includes('json') && typeof error === 'string') || contentType.includes('text/html');
   if (isPage(path)) return contentType.includes('text/html');

@@ -49,3 +49,13 @@ export function pathParams(url: string): string[] {
   return [...url.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]!);
 }
 
+
+/**
+ * The LLM proxy answers in its provider's error shape (docs/llm-proxy.md): OpenAI's carries the
+ * catalogue code as `error.code` (the usual checks accept it); Anthropic's is
+ * `{"type": "error", "error": {type, message}}`.
+ */
+export function isAnthropicErrorBody(path: string, body: unknown): boolean {
+  const error = (body as { type?: unknown; error?: { type?: unknown; message?: unknown } } | null);
+  return path.startsWith('/anthropic/') && error?.type === 'error' && typeof error.error?.type === 'string' && typeof error.error?.message === 'string';
+}
