@@ -5,6 +5,7 @@ import { oauthModule } from '../oauth/index.ts';
 import { agentsModule } from './agents/index.ts';
 import { apiKeysModule } from './api-keys/index.ts';
 import { feedsModule } from './feeds/index.ts';
+import { llmLoggersModule } from './llm-loggers/index.ts';
 import { llmProxyModule } from './llm-proxy/index.ts';
 import { oauthClientsModule } from './oauth-clients/index.ts';
 import { participantTokensModule } from './participant-tokens/index.ts';
@@ -31,4 +32,5 @@ export const modules: readonly Module[] = [
   sessionsModule,
   feedsModule,
   llmProxyModule,
+  llmLoggersModule,
 ];

@@ -241,6 +241,28 @@ export async function publish(ctx: AppContext, principal: Principal, access: Pro
   return publishChecked(ctx, ctx.db, feed, messages, batch);
 }
 
+/**
+ * Publishing by the service itself (LLM loggers), in the caller's transaction. When the feed
+ * refuses the message (gone, paused, or the message breaks its schema) nothing is written and
+ * `refused` says why.
+ */
+export async function publishAsService(ctx: AppContext, tx: Db, projectId: string, feedId: string, message: unknown): Promise<{ refused?: string }> {
+  const feed = await store.findFeed(tx, projectId, feedId);
+  if (!feed) return { refused: 'the destination feed no longer exists' };
+  try {
+    await publishChecked(ctx, tx, feed, [message], false);
+    return {};
+  } catch (error) {
+    if (error instanceof ApiError && error.status < 500) return { refused: error.message };
+    throw error;
+  }
+}
+
+/** Whether a feed exists in the project (for references to it, e.g. an LLM logger's destination). */
+export async function feedExists(ctx: AppContext, projectId: string, feedId: string): Promise<boolean> {
+  return (await store.findFeed(ctx.db, projectId, feedId)) !== undefined;
+}
+
 // ---- subscriptions -------------------------------------------------------------------------------
 
 /** The feed of a subscription route: visible to the caller; for changes, not paused. */
