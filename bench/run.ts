@@ -6,7 +6,8 @@
 // Settings: BENCH_DURATION (measured seconds per scenario, default 10), BENCH_WARMUP (2),
 // BENCH_CONNECTIONS (50), BENCH_ROUNDS (5: the scenarios of an engine take turns in 5 slices of
 // BENCH_DURATION/5 s, so outside load hits them alike), BENCH_ENGINES (default "postgres,pglite").
-// Optional scenario modules: bench/oauth.ts, bench/webhooks.ts (see bench/lib.ts).
+// Optional scenario modules: bench/oauth.ts, bench/webhooks.ts, bench/llm-proxy.ts, bench/feeds.ts (see
+// bench/lib.ts). BENCH_ONLY=core,feeds,… runs only those parts.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +19,11 @@ import {
   type BenchContext, type Engine, type MeasureSettings, type Scenario, type ScenarioResult,
 } from './lib.ts';
 
-const EXTRA_MODULES = ['oauth', 'webhooks'] as const;
+const EXTRA_MODULES = ['oauth', 'webhooks', 'llm-proxy', 'feeds'] as const;
+const EXTRA_TITLES: Record<(typeof EXTRA_MODULES)[number], string> = { oauth: 'OAuth', webhooks: 'Webhooks', 'llm-proxy': 'LLM proxy', feeds: 'Feeds' };
+/** BENCH_ONLY: a comma-separated list of parts to run (`core` and the extra modules' names); all by default. */
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
+const wantedPart = (name: string) => !ONLY || ONLY.has(name);
 const ROOM = 'bench-room';
 
 /** Targets from the issue, checked on PostgreSQL. */
@@ -175,7 +180,7 @@ function resultsBlock(report: Report): string {
   for (const s of report.skipped) lines.push('', `Skipped: ${s}`);
   for (const name of EXTRA_MODULES) {
     const extra = report.extras[name];
-    lines.push('', `### ${name === 'oauth' ? 'OAuth' : 'Webhooks'} (bench/${name}.ts)`, '');
+    lines.push('', `### ${EXTRA_TITLES[name]} (bench/${name}.ts)`, '');
     if (extra && typeof extra === 'object' && 'skipped' in extra) lines.push(`Not run: ${(extra as { skipped: string }).skipped}.`);
     else if (extra && typeof extra === 'object' && 'error' in extra) lines.push(`Failed: ${(extra as { error: string }).error.split('\n')[0]} (stack in bench/results/latest.json).`);
     else if (isScenarioResults(extra)) {
@@ -234,7 +239,7 @@ async function main(): Promise<void> {
 
   try {
     const results: EngineResult[] = [];
-    for (const engine of engines) results.push(await benchEngine(settings, pg?.url, engine));
+    if (wantedPart('core')) for (const engine of engines) results.push(await benchEngine(settings, pg?.url, engine));
 
     const context: BenchContext = {
       pgUrl: pg?.url,
@@ -248,6 +253,10 @@ async function main(): Promise<void> {
     const extras: Record<string, unknown> = {};
     for (const name of EXTRA_MODULES) {
       const file = join(repoRoot, 'bench', `${name}.ts`);
+      if (!wantedPart(name)) {
+        extras[name] = { skipped: 'not in BENCH_ONLY' };
+        continue;
+      }
       if (!existsSync(file)) {
         extras[name] = { skipped: `bench/${name}.ts does not exist yet` };
         log(`skipping ${name}: bench/${name}.ts does not exist`);
