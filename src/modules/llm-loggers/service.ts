@@ -88,6 +88,8 @@ export async function listLoggers(ctx: AppContext, projectId: string, page: Page
 
 /** Replaces a logger's settings (the SDK sends every field). */
 export async function updateLogger(ctx: AppContext, projectId: string, loggerId: string, input: LoggerInput): Promise<store.LoggerRow> {
+  // A logger that is not there (or is another project's) is a 404 whatever the body says.
+  await getLogger(ctx, projectId, loggerId);
   const logger = await store.updateLogger(ctx.db, projectId, loggerId, await checked(ctx, projectId, input));
   if (!logger) throw notFound('LLM logger');
   return logger;
