@@ -6,8 +6,8 @@
 // Settings: BENCH_DURATION (measured seconds per scenario, default 10), BENCH_WARMUP (2),
 // BENCH_CONNECTIONS (50), BENCH_ROUNDS (5: the scenarios of an engine take turns in 5 slices of
 // BENCH_DURATION/5 s, so outside load hits them alike), BENCH_ENGINES (default "postgres,pglite").
-// Optional scenario modules: bench/oauth.ts, bench/webhooks.ts, bench/room-servers.ts, bench/services.ts
-// (see bench/lib.ts).
+// Optional scenario modules: bench/oauth.ts, bench/webhooks.ts, bench/room-servers.ts, bench/services.ts,
+// bench/llm-proxy.ts, bench/feeds.ts (see bench/lib.ts). BENCH_ONLY=core,feeds,… runs only those parts.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -19,10 +19,14 @@ import {
   type BenchContext, type Engine, type MeasureSettings, type Scenario, type ScenarioResult,
 } from './lib.ts';
 
-const EXTRA_MODULES = ['oauth', 'webhooks', 'room-servers', 'services'] as const;
+const EXTRA_MODULES = ['oauth', 'webhooks', 'room-servers', 'services', 'llm-proxy', 'feeds'] as const;
 const EXTRA_TITLES: Record<(typeof EXTRA_MODULES)[number], string> = {
   oauth: 'OAuth', webhooks: 'Webhooks', 'room-servers': 'Room servers: OTLP ingest and scheduled tasks', services: 'Room services',
+  'llm-proxy': 'LLM proxy', feeds: 'Feeds',
 };
+/** BENCH_ONLY: a comma-separated list of parts to run (`core` and the extra modules' names); all by default. */
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
+const wantedPart = (name: string) => !ONLY || ONLY.has(name);
 const ROOM = 'bench-room';
 
 /** Targets from the issue, checked on PostgreSQL. */
@@ -239,7 +243,7 @@ async function main(): Promise<void> {
 
   try {
     const results: EngineResult[] = [];
-    for (const engine of engines) results.push(await benchEngine(settings, pg?.url, engine));
+    if (wantedPart('core')) for (const engine of engines) results.push(await benchEngine(settings, pg?.url, engine));
 
     const context: BenchContext = {
       pgUrl: pg?.url,
@@ -253,6 +257,10 @@ async function main(): Promise<void> {
     const extras: Record<string, unknown> = {};
     for (const name of EXTRA_MODULES) {
       const file = join(repoRoot, 'bench', `${name}.ts`);
+      if (!wantedPart(name)) {
+        extras[name] = { skipped: 'not in BENCH_ONLY' };
+        continue;
+      }
       if (!existsSync(file)) {
         extras[name] = { skipped: `bench/${name}.ts does not exist yet` };
         log(`skipping ${name}: bench/${name}.ts does not exist`);

@@ -18,6 +18,7 @@ const CREDENTIAL_DESCRIPTIONS: Record<string, string> = {
   api_key: 'Project API key (`ma-…`). Acts for its own project only: as a project admin, or with the roles it was created with.',
   user: 'Personal access token of a user (`atp_…`). Acts with the roles the user holds in each project.',
   oauth: 'OAuth access token issued to an application for a user. Accepted only by routes that name an OAuth scope, and only when the token carries that scope; it then acts with the user\'s roles.',
+  participant: 'Participant token (a JWT Atrium minted, or one an application signed with an API key). Accepted only by routes that list it; acts in the token\'s project with what its grants allow (an `api` grant with `llm` makes it an `llm_proxy_user`; a `feed` grant lets it publish to that feed).',
 };
 
 interface RouteRow {
@@ -71,6 +72,8 @@ export function renderPermissionsDoc(routes: readonly RouteRow[], policyResource
     '  from the credential, so only project API keys are accepted there, and the key must hold the role.',
     '- a project role "of the …\'s project": a route without `{project_id}` that finds its project from the request (the project',
     '  that owns the domain it is asked about); a project the caller cannot see answers 404 like none at all.',
+    '- a project role "(project: `header`)": a route without `{project_id}` (the LLM proxy) takes the project from the header it',
+    '  lists, or from a credential bound to one project (API key, participant token); OAuth and personal tokens must send the header.',
     '',
     '## Roles and what they imply',
     '',
@@ -94,8 +97,11 @@ export function renderPermissionsDoc(routes: readonly RouteRow[], policyResource
       const permission = auth?.permission ?? 'UNDECLARED';
       const credentials = permission === 'public' ? '—' : (auth?.credentials ?? DEFAULT_CREDENTIALS).map(code).join(', ');
       const project = auth?.project ?? 'path';
-      const where = project === 'credential' ? " of the key's project" : typeof project === 'object' ? ` of the ${project.what.toLowerCase()}'s project` : '';
-      return `| ${method} | ${code(path)} | ${code(permission)}${where} | ${credentials} | ${auth?.oauthScope ? code(auth.oauthScope) : '—'} |`;
+      const where = project === 'credential' ? " of the key's project"
+        : typeof project !== 'object' ? ''
+          : 'headers' in project ? ` (project: ${project.headers.map(code).join(' or ')})` : ` of the ${project.what.toLowerCase()}'s project`;
+      const alsoIn = auth?.credentialHeaders?.length ? ` (also in ${auth.credentialHeaders.map(code).join(', ')})` : '';
+      return `| ${method} | ${code(path)} | ${code(permission)}${where} | ${credentials}${alsoIn} | ${auth?.oauthScope ? code(auth.oauthScope) : '—'} |`;
     }),
     '',
     '## Resource policies',

@@ -16,10 +16,14 @@ const JOBS = 'Background jobs';
 const WEBHOOKS = 'Webhook delivery';
 const RESOURCES = 'Project resources';
 const ROOM_SERVERS = 'Room servers, sessions and scheduled tasks';
+const FEEDS = 'Feeds';
+const LLM = 'LLM proxy';
 
 const SIGNIN_WINDOW_MINUTES = 15;
 const embedded = (get: (env: string) => unknown) => get('DATABASE_URL') === undefined;
 const BY_ENGINE = '`true` with the embedded database, `false` with `DATABASE_URL`';
+
+const API_KEY = text('an API key (no spaces, at most 1,000 characters)', /^\S+$/, 1000);
 
 const UpstreamProviderSchema = Type.Object({
   id: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,31}$' }),
@@ -186,6 +190,42 @@ export const SETTINGS = {
     runRetentionMs: setting({
       env: 'ATRIUM_SCHEDULED_TASK_RUNS_RETENTION_DAYS', group: ROOM_SERVERS, kind: integer(1, 3650, { unit: 'days', scale: 86_400_000 }), default: '30',
       description: 'Runs of scheduled tasks that finished (submitted or failed) are deleted this long after their due time.',
+    }),
+  },
+  feeds: {
+    flushMs: setting({
+      env: 'ATRIUM_FEEDS_FLUSH_SECONDS', group: FEEDS, kind: integer(1, 3600, { unit: 'seconds', scale: 1000 }), default: '60',
+      description: 'Longest a published message waits before its subscriptions write it into room storage: each subscription writes one file per window.',
+    }),
+    flushMessages: setting({
+      env: 'ATRIUM_FEEDS_FLUSH_MESSAGES', group: FEEDS, kind: integer(1, 100_000), default: '1000',
+      description: 'A subscription writes a file as soon as this many messages wait, without waiting for the window; also the most lines in one file.',
+    }),
+  },
+  llm: {
+    openaiBaseUrl: setting({
+      env: 'ATRIUM_OPENAI_BASE_URL', group: LLM, kind: url(['http', 'https']), default: 'https://api.openai.com/v1',
+      description: 'Where `/openai/v1/…` is forwarded, as the OpenAI SDK\'s `baseURL`: the path after `/openai/v1` is appended to it.',
+    }),
+    openaiApiKey: setting({
+      env: 'ATRIUM_OPENAI_API_KEY', group: LLM, kind: API_KEY, secret: secret.whole, default: rule('unset: the OpenAI routes answer 404', () => undefined),
+      description: 'The operator\'s OpenAI key, sent upstream in place of the caller\'s credential.',
+    }),
+    anthropicBaseUrl: setting({
+      env: 'ATRIUM_ANTHROPIC_BASE_URL', group: LLM, kind: url(['http', 'https']), default: 'https://api.anthropic.com',
+      description: 'Where `/anthropic/…` is forwarded, as the Anthropic SDK\'s `baseURL`: the path after `/anthropic` is appended to it.',
+    }),
+    anthropicApiKey: setting({
+      env: 'ATRIUM_ANTHROPIC_API_KEY', group: LLM, kind: API_KEY, secret: secret.whole, default: rule('unset: the Anthropic routes answer 404', () => undefined),
+      description: 'The operator\'s Anthropic key, sent upstream as `x-api-key` in place of the caller\'s credential.',
+    }),
+    timeoutMs: setting({
+      env: 'ATRIUM_LLM_TIMEOUT_SECONDS', group: LLM, kind: integer(1, 3600, { unit: 'seconds', scale: 1000 }), default: '600',
+      description: 'Longest wait for the upstream\'s response headers, and for each chunk of its body after them.',
+    }),
+    maxBodyBytes: setting({
+      env: 'ATRIUM_LLM_MAX_BODY_BYTES', group: LLM, kind: integer(1024, 999_999_999, { unit: 'bytes' }), default: '33554432',
+      description: 'Largest request body the proxy forwards (413 beyond); the default is 32 MiB.',
     }),
   },
 };

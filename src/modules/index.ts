@@ -5,6 +5,9 @@ import { oauthModule } from '../oauth/index.ts';
 import { agentsModule } from './agents/index.ts';
 import { apiKeysModule } from './api-keys/index.ts';
 import { externalOAuthModule } from './external-oauth/index.ts';
+import { feedsModule } from './feeds/index.ts';
+import { llmLoggersModule } from './llm-loggers/index.ts';
+import { llmProxyModule } from './llm-proxy/index.ts';
 import { mailboxesModule } from './mailboxes/index.ts';
 import { oauthClientsModule } from './oauth-clients/index.ts';
 import { participantTokensModule } from './participant-tokens/index.ts';
@@ -49,4 +52,7 @@ export const modules: readonly Module[] = [
   routesModule,
   mailboxesModule,
   roomServersModule,
+  feedsModule,
+  llmProxyModule,
+  llmLoggersModule,
 ];

@@ -15,7 +15,7 @@ import { ERROR_CATALOGUE } from '../../src/platform/http/errors.ts';
 import { mutations, pick, sample, seededRandom, type BaseRequest, type FuzzRequest } from '../support/fuzz.ts';
 import { apiRoutes, pathParams, type RouteInfo } from '../support/routes.ts';
 import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
-import { createFixtures, fingerprint, isOtlpStatus, paramValue, validBody } from '../support/walk.ts';
+import { createFixtures, fingerprint, isProtocolError, paramValue, validBody } from '../support/walk.ts';
 
 const SEED = Number(process.env.ATRIUM_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const PER_ROUTE = Number(process.env.ATRIUM_FUZZ_PER_ROUTE ?? 16);
@@ -29,8 +29,7 @@ function documentedShape(path: string, contentType: string, body: unknown): bool
   const error = (body as { error?: unknown } | null)?.error;
   const catalogue = contentType.includes('json') && typeof error === 'object' && error !== null
     && CATALOGUE_CODES.has((error as { code?: string }).code ?? '') && typeof (error as { message?: unknown }).message === 'string';
-  if (catalogue) return true;
-  if (isOtlpStatus(path, contentType, body)) return true;
+  if (catalogue || isProtocolError(path, contentType, body)) return true;
   // RFC 6749 §5.2 on the protocol endpoints; HTML pages where a person is looking.
   if (isProtocol(path)) return (contentType.includes('json') && typeof error === 'string') || contentType.includes('text/html');
   if (isPage(path)) return contentType.includes('text/html');

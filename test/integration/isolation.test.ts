@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import { apiRoutes, pathParams, type RouteInfo } from '../support/routes.ts';
-import { createFixtures, fingerprint, isOtlpStatus, missingParams, routePath, validBody, type FixtureValues } from '../support/walk.ts';
+import { createFixtures, fingerprint, isProtocolError, missingParams, routePath, validBody, type FixtureValues } from '../support/walk.ts';
 
 const MALFORMED: [string, Record<string, string>][] = [
   ['no credential', {}],
@@ -46,7 +46,7 @@ forEachEngine('tenant isolation walk', (engine) => {
   const credentialFor = (route: RouteInfo, tenant: Tenant) => ((route.auth?.credentials ?? ['api_key', 'user']).includes('api_key') ? tenant.apiKey : tenant.userToken);
   const credentials = (tenant: Tenant): [string, string][] => [['API key', tenant.apiKey], ['admin user', tenant.userToken]];
   const describe = (route: RouteInfo, path: string, r: { status: number; body: unknown }) => `${route.method} ${path}: ${r.status} ${JSON.stringify(r.body).slice(0, 160)}`;
-  const isErrorBody = (path: string, contentType: string, body: any) => isOtlpStatus(path, contentType, body)
+  const isErrorBody = (path: string, contentType: string, body: any) => isProtocolError(path, contentType, body)
     || (typeof body?.error?.code === 'string' && typeof body?.error?.message === 'string');
 
   /** Sends the request and checks the status and that no row of the database changed. */

@@ -11,7 +11,7 @@ import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { openDatabase, type Database } from '../../src/platform/db/engine.ts';
 import { migrate } from '../../src/platform/db/migrate.ts';
-import { claimJobs, enqueue, jobsTable, rowsOf, settleJobs, type ClaimedJob, type JobSettlement } from '../../src/platform/jobs/outbox.ts';
+import { claimJobs, enqueue, enqueueWithSql, jobsTable, rowsOf, settleJobs, type ClaimedJob, type JobSettlement } from '../../src/platform/jobs/outbox.ts';
 import { JobWorker, type JobHandler, type JobResult, type JobWorkerOptions } from '../../src/platform/jobs/worker.ts';
 import { FakeClock } from '../support/clock.ts';
 import { forEachEngine, isolatedDatabase } from '../support/service.ts';
@@ -175,6 +175,27 @@ forEachEngine('jobs outbox', (engine) => {
     ]);
     assert.deepEqual(owned, new Set([next.id]));
     assert.deepEqual(await jobsOf(t), []);
+  });
+
+  test('enqueueing in the caller\'s statement: jobs due now, or at the run time each row gives', async () => {
+    const t = topic();
+    const clock = new FakeClock();
+    const later = new Date(clock.now().getTime() + 60_000);
+    const rows = sql`input as (select * from (values (1, null::timestamptz), (2, ${later.toISOString()}::timestamptz)) as v(n, at))`;
+    const [result] = rowsOf<{ written: number; n: number }>(await database.db.execute(enqueueWithSql(
+      rows,
+      sql`select ${t}::text as topic, null::text as key, jsonb_build_object('n', n) as payload, at as run_at from input`,
+      sql`(select count(*) from input)::int as n`,
+      { runAt: true },
+    )));
+    assert.deepEqual({ written: Number(result!.written), n: Number(result!.n) }, { written: 2, n: 2 });
+    const ran: unknown[] = [];
+    const w = worker([{ topic: t, run: async (job) => { ran.push(job.payload.n); return {}; } }], { clock });
+    assert.equal(await w.drain(), 1, 'the job without a run time is due now');
+    assert.deepEqual(ran, [1]);
+    clock.advance(60_000);
+    assert.equal(await w.drain(), 1, 'the other one at its run time');
+    assert.deepEqual(ran, [1, 2]);
   });
 
   test('keys de-duplicate; reschedule moves an idle job but not a running one', async () => {

@@ -53,4 +53,3 @@ export function pathParams(url: string): string[] {
 export function fillPath(url: string, fill: (name: string) => string): string {
   return documentedPath(url).replace(/\{([A-Za-z0-9_]+)\}/g, (_m, name: string) => fill(name));
 }
-

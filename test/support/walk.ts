@@ -106,15 +106,23 @@ export function validBody(route: RouteInfo): { json: unknown } | { body: string;
 }
 
 /**
- * Whether an error answer of an OTLP endpoint has OTLP's shape: a google.rpc.Status, as JSON
- * `{code, message}` or protobuf (the encoding of the request), carrying the catalogue code in its
- * message. Every other route answers with the catalogue's `{"error": {code, message}}`.
+ * Whether an error answer is in the error shape of a protocol whose clients expect their own
+ * (docs/errors.md): OTLP endpoints answer a google.rpc.Status, as JSON `{code, message}` or protobuf
+ * (the encoding of the request), with the catalogue code in its message; the LLM proxy's Anthropic
+ * routes `{"type": "error", "error": {type, message}}` (its OpenAI routes carry the catalogue code
+ * as `error.code`, the catalogue's own shape). Every other route answers `{"error": {code, message}}`.
  */
-export function isOtlpStatus(path: string, contentType: string, body: unknown): boolean {
-  if (!path.startsWith('/otlp/')) return false;
-  if (contentType.startsWith('application/x-protobuf')) return true;
-  const status = body as { code?: unknown; message?: unknown } | null;
-  return contentType.includes('json') && Number.isInteger(status?.code) && typeof status?.message === 'string';
+export function isProtocolError(path: string, contentType: string, body: unknown): boolean {
+  if (path.startsWith('/otlp/')) {
+    if (contentType.startsWith('application/x-protobuf')) return true;
+    const status = body as { code?: unknown; message?: unknown } | null;
+    return contentType.includes('json') && Number.isInteger(status?.code) && typeof status?.message === 'string';
+  }
+  if (path.startsWith('/anthropic/')) {
+    const answer = body as { type?: unknown; error?: { type?: unknown; message?: unknown } } | null;
+    return contentType.includes('json') && answer?.type === 'error' && typeof answer.error?.type === 'string' && typeof answer.error?.message === 'string';
+  }
+  return false;
 }
 
 /** Tables whose rows change without any request (none while the walk runs without workers). */

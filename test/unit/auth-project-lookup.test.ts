@@ -64,6 +64,6 @@ test('a role needs a :project_id or a project lookup, and a lookup only goes wit
   const project = { what: 'Route', resolve: async () => undefined };
   assert.match(validateAuthRequirement({ method: 'GET', url: '/x', config: { auth: { permission: 'room_server' } } }) ?? '', /no :project_id/);
   assert.equal(validateAuthRequirement({ method: 'GET', url: '/x', config: { auth: { permission: 'room_server', project } } }), undefined);
-  assert.match(validateAuthRequirement({ method: 'GET', url: '/x', config: { auth: { permission: 'authenticated', project } } }) ?? '', /project lookup/);
-  assert.match(validateAuthRequirement({ method: 'GET', url: '/p/:project_id', config: { auth: { permission: 'member', project } } }) ?? '', /project lookup/);
+  assert.match(validateAuthRequirement({ method: 'GET', url: '/x', config: { auth: { permission: 'authenticated', project } } }) ?? '', /found from the request/);
+  assert.match(validateAuthRequirement({ method: 'GET', url: '/p/:project_id', config: { auth: { permission: 'member', project } } }) ?? '', /found from the request/);
 });

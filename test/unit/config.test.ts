@@ -149,7 +149,7 @@ test('the development mailbox is refused on an address that serves the network',
 });
 
 test('the redacted summary shows every effective setting as written, and no secret', () => {
-  const secrets = ['db-password-1', 'smtp-password-1', 'upstream-secret-1', KEY];
+  const secrets = ['db-password-1', 'smtp-password-1', 'upstream-secret-1', 'sk-openai-1', 'sk-ant-1', KEY];
   const summary = describeConfig(loadConfig({
     DATABASE_URL: 'postgres://atrium:db-password-1@db.internal:5432/atrium',
     ATRIUM_SMTP_URL: 'smtps://mailer:smtp-password-1@mail.example.com:465',
@@ -157,6 +157,8 @@ test('the redacted summary shows every effective setting as written, and no secr
     ATRIUM_OIDC_PROVIDERS: JSON.stringify([{ id: 'idp', issuer: 'https://idp.example', client_id: 'client-1', client_secret: 'upstream-secret-1', label: 'IdP' }]),
     ATRIUM_JOBS_LEASE_SECONDS: '45',
     ATRIUM_ROOM_SERVER_URL: 'https://rooms.internal',
+    ATRIUM_OPENAI_API_KEY: 'sk-openai-1',
+    ATRIUM_ANTHROPIC_API_KEY: 'sk-ant-1',
   }));
   const text = JSON.stringify(summary);
   for (const value of secrets) assert.ok(!text.includes(value), `${value} is not shown`);
@@ -170,7 +172,7 @@ test('the redacted summary shows every effective setting as written, and no secr
   // Every setting with a value is there; unset ones are left out.
   assert.deepEqual(Object.keys(summary).sort(), listSettings(SETTINGS).map((s) => s.env).sort());
   const unset = describeConfig(loadConfig({}));
-  for (const name of ['DATABASE_URL', 'ATRIUM_SMTP_URL', 'ATRIUM_SECRET_KEY']) assert.ok(!(name in unset), name);
+  for (const name of ['DATABASE_URL', 'ATRIUM_SMTP_URL', 'ATRIUM_SECRET_KEY', 'ATRIUM_OPENAI_API_KEY']) assert.ok(!(name in unset), name);
 
   // A password with an unescaped @ is hidden whole; user info without a password shows as is.
   const odd = describeConfig(loadConfig({ DATABASE_URL: 'postgres://atrium:p@ss@db/atrium', ATRIUM_SMTP_URL: 'smtp://relay@mail:25' }));
@@ -187,7 +189,7 @@ test('every entry names a distinct variable and documents itself', () => {
     assert.match(s.description, /[.)]$/, `${s.env}: a description in sentences`);
     assert.ok(s.group && s.kind.expects && s.default.doc, s.env);
   }
-  for (const name of ['ATRIUM_SECRET_KEY', 'ATRIUM_SMTP_URL', 'ATRIUM_OIDC_PROVIDERS', 'DATABASE_URL']) {
+  for (const name of ['ATRIUM_SECRET_KEY', 'ATRIUM_SMTP_URL', 'ATRIUM_OIDC_PROVIDERS', 'DATABASE_URL', 'ATRIUM_OPENAI_API_KEY', 'ATRIUM_ANTHROPIC_API_KEY']) {
     assert.ok(settings.find((s) => s.env === name)?.secret, `${name} is secret`);
   }
 });

@@ -8,7 +8,10 @@
 import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
 import type { AppContext } from '../../context.ts';
 import { isUuid } from '../../platform/crypto/credentials.ts';
+import { sha256Hex } from '../../platform/crypto/secrets.ts';
+import type { CredentialVerifier, Principal } from '../../platform/http/auth.ts';
 import { ApiError, apiError } from '../../platform/http/errors.ts';
+import type { Role } from '../../platform/http/roles.ts';
 import { findApiKeySecret } from '../api-keys/service.ts';
 
 export const TOKEN_VERSION = '0.39.9';
@@ -82,4 +85,54 @@ export async function validateParticipantToken(ctx: AppContext, token: string): 
     throw invalid('Not a participant token (needs name, grants and sub)');
   }
   return payload as ParticipantClaims;
+}
+
+/** The ApiScope of a token's `api` grant, if it has one. */
+export function apiScopeOf(grants: readonly Grant[] | undefined): Record<string, unknown> | undefined {
+  const scope = grants?.find((g) => g.name === 'api')?.scope;
+  return scope !== null && typeof scope === 'object' && !Array.isArray(scope) ? scope as Record<string, unknown> : undefined;
+}
+
+/** What a token's grants amount to in its project: an `api` grant with `llm` makes an LLM proxy user. */
+function rolesOfGrants(grants: readonly Grant[]): Role[] {
+  return apiScopeOf(grants)?.llm !== undefined ? ['llm_proxy_user'] : [];
+}
+
+/**
+ * Participant tokens as a credential kind, for the routes that accept them (the LLM proxy, feed
+ * publishing). A token the SDK signed with an API key is bound to that key: revoking the key stops
+ * it (the key id is its credential id).
+ */
+export function participantTokenVerifier(ctx: AppContext): CredentialVerifier {
+  return {
+    kind: 'participant',
+    // A JWT that is not an OAuth access token (those are typed `at+jwt`).
+    matches(token) {
+      if (!token.startsWith('eyJ') || token.split('.').length !== 3) return false;
+      try {
+        return decodeProtectedHeader(token).typ !== 'at+jwt';
+      } catch {
+        return false;
+      }
+    },
+    async verify(token) {
+      let claims: ParticipantClaims;
+      try {
+        claims = await validateParticipantToken(ctx, token);
+      } catch (error) {
+        if (error instanceof ApiError) return undefined;
+        throw error;
+      }
+      if (!isUuid(claims.sub)) return undefined;
+      const signedByKey = typeof claims.kid === 'string' && decodeProtectedHeader(token).alg === 'HS256';
+      return {
+        kind: 'participant',
+        credentialId: signedByKey ? claims.kid! : `participant:${sha256Hex(token).slice(0, 32)}`,
+        projectId: claims.sub,
+        keyRoles: rolesOfGrants(claims.grants),
+        grants: claims.grants,
+        name: claims.name,
+      } satisfies Principal;
+    },
+  };
 }

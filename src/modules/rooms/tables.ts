@@ -1,6 +1,6 @@
 // The rooms module's table. Other modules may join on `roomsTable` (read only, e.g. to address a
-// room's current name from the id they keep, or show it beside a mailbox); every write goes
-// through the rooms service.
+// room's current name from the id they keep, show it beside a mailbox, or name the room a feed
+// subscription writes into); every write goes through the rooms service.
 import { jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 

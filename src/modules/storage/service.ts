@@ -7,11 +7,14 @@
 // deliveries and their outbox jobs commit, in one transaction. The caller hears success only after
 // that commit; if the process dies in between, the request fails, the file may have changed
 // without an event, and the caller's retry of the write (or delete) emits it.
+//
+// Rooms keep their files here too, under `rooms/<room name>/` (`roomStoragePath`).
 import type { Readable } from 'node:stream';
 import type { AppContext } from '../../context.ts';
 import { BlobConflictError, BlobTooLargeError } from '../../platform/blobs/store.ts';
+import type { Db } from '../../platform/db/engine.ts';
 import type { Principal } from '../../platform/http/auth.ts';
-import { conflict, notFound, tooLarge, type ApiError } from '../../platform/http/errors.ts';
+import { badRequest, conflict, notFound, tooLarge, type ApiError } from '../../platform/http/errors.ts';
 import { fileDeleted, fileUpdated } from './events.ts';
 import { normaliseStoragePath } from './paths.ts';
 
@@ -36,21 +39,47 @@ export function uploadTooLarge(maxBytes: number): ApiError {
 
 /**
  * Writes a file and emits storage.file.updated. `participantId` names the writer: a user or API key
- * id for requests, or the service feature that wrote it (e.g. a feed subscription).
+ * id for requests.
  */
 export async function uploadFile(ctx: AppContext, projectId: string, rawPath: string, body: Readable, participantId: string): Promise<{ path: string; size: number }> {
+  const written = await writeFile(ctx, projectId, rawPath, body);
+  // One statement (event, deliveries, jobs): atomic without a transaction's extra round trips.
+  await announceFileUpdated(ctx, ctx.db, projectId, written.path, participantId);
+  return written;
+}
+
+/**
+ * Writes a file without announcing it, for a service feature that announces it in a transaction of
+ * its own (`announceFileUpdated`) once the write is acknowledged there.
+ */
+export async function writeFile(ctx: AppContext, projectId: string, rawPath: string, body: Readable): Promise<{ path: string; size: number }> {
   const path = normaliseStoragePath(rawPath);
-  let size: number;
   try {
-    ({ size } = await ctx.blobs.put(blobKey(projectId, path), body, ctx.config.maxUploadBytes));
+    const { size } = await ctx.blobs.put(blobKey(projectId, path), body, ctx.config.maxUploadBytes);
+    return { path, size };
   } catch (error) {
     if (error instanceof BlobTooLargeError) throw uploadTooLarge(ctx.config.maxUploadBytes);
     if (error instanceof BlobConflictError) throw conflict(`${path} clashes with an existing file or folder`);
     throw error;
   }
-  // One statement (event, deliveries, jobs): atomic without a transaction's extra round trips.
-  await ctx.events.emit(ctx.db, projectId, fileUpdated, { path, participant_id: participantId });
-  return { path, size };
+}
+
+/**
+ * Emits storage.file.updated for a file written with `writeFile`, in the caller's transaction.
+ * `participantId` names the service feature that wrote it (e.g. `feed_subscription:<id>`).
+ */
+export async function announceFileUpdated(ctx: AppContext, tx: Db, projectId: string, path: string, participantId: string): Promise<void> {
+  await ctx.events.emit(tx, projectId, fileUpdated, { path, participant_id: participantId });
+}
+
+/**
+ * The project storage path of a file in a room's storage: rooms keep their files in their
+ * project's storage under `rooms/<room name>/`, where room servers and the storage API read them.
+ */
+export function roomStoragePath(roomName: string, path: string): string {
+  // The room's folder is one segment, and it must stay the room's own.
+  if (roomName === '.' || roomName === '..' || /[/\\]/.test(roomName)) throw badRequest(`The room name ${JSON.stringify(roomName)} cannot name a storage folder`, 'invalid_path');
+  return normaliseStoragePath(['rooms', roomName, path].filter(Boolean).join('/'));
 }
 
 export async function downloadFile(ctx: AppContext, projectId: string, rawPath: string) {

@@ -1,6 +1,6 @@
 // Authentication and authorization for every route, driven by the `auth` requirement each route
 // declares in its config. Credential kinds plug in as verifiers (API keys, personal access tokens,
-// OAuth access tokens), so the mechanism knows nothing about how a kind is stored.
+// OAuth access tokens, participant tokens), so the mechanism knows nothing about how a kind is stored.
 //
 // Hot path: a verified credential and a user's project roles are cached for a few seconds, so a
 // request costs a cache hit, not a database round trip; revocation evicts locally at once and every
@@ -11,7 +11,7 @@ import { ApiError, forbidden, notFound, unauthorized } from './errors.ts';
 import { effectiveRoles, isRole, type Role } from './roles.ts';
 import { isUuid } from '../crypto/credentials.ts';
 
-export const CREDENTIAL_KINDS = ['api_key', 'user', 'oauth'] as const;
+export const CREDENTIAL_KINDS = ['api_key', 'user', 'oauth', 'participant'] as const;
 export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
 
 export interface Principal {
@@ -20,10 +20,15 @@ export interface Principal {
   credentialId: string;
   /** The user acting (personal access tokens, OAuth tokens). */
   userId?: string | undefined;
-  /** API keys and OAuth tokens act for one project only. */
+  /** API keys, participant tokens and OAuth tokens of a project's client act for one project only. */
   projectId?: string | undefined;
-  /** An API key's roles; undefined means the key acts as a project admin. */
+  /**
+   * The roles of a credential bound to one project: an API key's (undefined: the key acts as a
+   * project admin), or what a participant token's grants amount to.
+   */
   keyRoles?: readonly Role[] | undefined;
+  /** A participant token's grants, `{name, scope}` as the SDK writes them. */
+  grants?: readonly { name: string; scope: unknown }[] | undefined;
   /** OAuth scopes granted to the token. */
   scopes?: ReadonlySet<string> | undefined;
   clientId?: string | undefined;
@@ -43,14 +48,26 @@ export interface ProjectAccess {
  *
  * `project` says where a project role is checked: the path's `:project_id` (the default), the
  * credential's own project (`'credential'`, for protocol endpoints whose paths a standard client fixes,
- * like OTLP's `/v1/traces`: only API keys, which act for exactly one project, are accepted there), or
- * a lookup on the validated request (a `ProjectLookup`, e.g. the project owning a domain).
+ * like OTLP's `/v1/traces`: only API keys, which act for exactly one project, are accepted there),
+ * headers naming it (`ProjectHeaders`), or a lookup on the validated request (a `ProjectLookup`, e.g.
+ * the project owning a domain).
  */
 export interface AuthRequirement {
   permission: 'public' | 'authenticated' | Role;
   credentials?: readonly CredentialKind[];
   oauthScope?: string;
-  project?: 'path' | 'credential' | ProjectLookup;
+  project?: 'path' | 'credential' | ProjectHeaders | ProjectLookup;
+  /** Headers that may carry the credential itself instead of `Authorization: Bearer` (e.g. `x-api-key`). */
+  credentialHeaders?: readonly string[];
+}
+
+/**
+ * Headers naming the project of a route without `:project_id` (the first one present wins), for
+ * protocol endpoints whose clients send one (the LLM proxy). A credential bound to one project (API
+ * key, participant token) may leave them out; OAuth tokens and personal tokens must send one.
+ */
+export interface ProjectHeaders {
+  headers: readonly string[];
 }
 
 /**
@@ -127,10 +144,17 @@ export class Auth {
   async authenticate(token: string): Promise<Principal | undefined> {
     const cached = this.#credentials.get(token);
     if (cached) return cached.principal;
-    const verifier = this.#verifiers.find((v) => v.matches(token));
-    const principal = verifier ? await verifier.verify(token) : undefined;
-    if (principal) this.#credentials.set(token, { principal });
-    return principal;
+    // Kinds may look alike (OAuth access tokens and participant tokens are both JWTs): the first
+    // verifier that accepts the token decides.
+    for (const verifier of this.#verifiers) {
+      if (!verifier.matches(token)) continue;
+      const principal = await verifier.verify(token);
+      if (principal) {
+        this.#credentials.set(token, { principal });
+        return principal;
+      }
+    }
+    return undefined;
   }
 
   /** Drops a revoked credential from this instance's cache at once. */
@@ -160,18 +184,33 @@ export class Auth {
     if (principal.kind === 'api_key') {
       return { projectId, roles: effectiveRoles(principal.keyRoles ?? ['admin']) };
     }
+    if (principal.kind === 'participant') return { projectId, roles: effectiveRoles(principal.keyRoles ?? []) };
     const direct = principal.userId ? await this.directRoles(principal.userId, projectId) : undefined;
     if (!direct) throw notFound('Project');
     return { projectId, roles: effectiveRoles(direct) };
   }
 }
 
-/** The credential of an `Authorization: Bearer …` header, if the request carries one. */
-export function bearerToken(request: FastifyRequest): string | undefined {
+/**
+ * The credential of an `Authorization: Bearer …` header, if the request carries one, else of the
+ * first of `credentialHeaders` present.
+ */
+export function bearerToken(request: FastifyRequest, credentialHeaders: readonly string[] = []): string | undefined {
   const header = request.headers.authorization;
-  if (!header) return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return match?.[1];
+  if (header) return /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+  for (const name of credentialHeaders) {
+    const value = request.headers[name];
+    if (typeof value === 'string' && /^\S+$/.test(value.trim())) return value.trim();
+  }
+  return undefined;
+}
+
+/** The project named by one of `headers`, or else the credential's own (never an OAuth token's). */
+function projectFromHeaders(request: FastifyRequest, principal: Principal, headers: readonly string[]): string {
+  const named = headers.map((name) => request.headers[name]).find((value): value is string => typeof value === 'string' && value !== '');
+  if (named !== undefined) return named.trim();
+  if (principal.projectId !== undefined && principal.kind !== 'oauth') return principal.projectId;
+  throw unauthorized(`The ${headers[0]} header must name the project`);
 }
 
 export function validateAuthRequirement(route: Pick<RouteOptions, 'method' | 'url' | 'config'>): string | undefined {
@@ -184,8 +223,9 @@ export function validateAuthRequirement(route: Pick<RouteOptions, 'method' | 'ur
     if (!isRole(permission)) return `${name} takes its project from the credential but needs no project role`;
     if (route.url.includes(':project_id')) return `${name} takes its project from the credential and from the path`;
     if (credentials.length !== 1 || credentials[0] !== 'api_key') return `${name} takes its project from the credential, which only API keys name`;
-  } else if (project !== 'path') {
-    if (!isRole(permission) || route.url.includes(':project_id')) return `${name}: a project lookup is for a role on a route without :project_id`;
+  } else if (typeof project === 'object') {
+    if ('headers' in project && project.headers.length === 0) return `${name} names no project header`;
+    if (!isRole(permission) || route.url.includes(':project_id')) return `${name}: a project found from the request (a lookup or headers) is for a role on a route without :project_id`;
   } else if (isRole(permission) && !route.url.includes(':project_id')) return `${name} needs a project role but has no :project_id`;
   if (credentials.includes('oauth') !== Boolean(oauthScope)) return `${name}: OAuth tokens are accepted exactly when an oauthScope is named`;
   return undefined;
@@ -198,7 +238,7 @@ export function installAuth(app: FastifyInstance, auth: Auth): void {
   app.addHook('onRequest', async (request) => {
     const requirement = request.routeOptions.config.auth;
     if (!requirement || requirement.permission === 'public') return;
-    const token = bearerToken(request);
+    const token = bearerToken(request, requirement.credentialHeaders ?? []);
     if (!token) throw unauthorized();
     const principal = await auth.authenticate(token);
     if (!principal) throw unauthorized('The bearer credential is invalid, expired or revoked');
@@ -210,14 +250,17 @@ export function installAuth(app: FastifyInstance, auth: Auth): void {
     request.principal = principal;
     // A project looked up from the request is found once the request is validated (preHandler below).
     const project = requirement.project ?? 'path';
-    if (requirement.permission === 'authenticated' || typeof project === 'object') return;
-    const projectId = project === 'credential' ? principal.projectId! : (request.params as Record<string, string>).project_id!;
+    if (requirement.permission === 'authenticated' || isLookup(project)) return;
+    const projectId = project === 'path' ? (request.params as Record<string, string>).project_id!
+      : project === 'credential' ? principal.projectId!
+        : projectFromHeaders(request, principal, project.headers);
     request.access = checkRole(await auth.projectAccess(principal, projectId), requirement.permission);
   });
   app.addHook('preHandler', async (request) => {
     const requirement = request.routeOptions.config.auth;
-    if (typeof requirement?.project !== 'object' || requirement.permission === 'public' || requirement.permission === 'authenticated') return;
-    const { what, resolve } = requirement.project;
+    const project = requirement?.project;
+    if (!requirement || !isLookup(project) || requirement.permission === 'public' || requirement.permission === 'authenticated') return;
+    const { what, resolve } = project;
     const projectId = await resolve(request);
     if (projectId === undefined) throw notFound(what);
     const access = await auth.projectAccess(request.principal!, projectId).catch((error: unknown) => {
@@ -225,6 +268,10 @@ export function installAuth(app: FastifyInstance, auth: Auth): void {
     });
     request.access = checkRole(access, requirement.permission);
   });
+}
+
+function isLookup(project: AuthRequirement['project']): project is ProjectLookup {
+  return typeof project === 'object' && 'resolve' in project;
 }
 
 function checkRole(access: ProjectAccess, role: Role): ProjectAccess {

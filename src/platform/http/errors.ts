@@ -34,6 +34,9 @@ export const ERROR_CATALOGUE = {
   uri_too_long: { status: 414, message: 'A path parameter is longer than {max} characters', meaning: 'A path segment beyond the router\'s limit.' },
   unsupported_media_type: { status: 415, message: '{detail}', meaning: 'A body whose Content-Type the endpoint does not accept.' },
   rate_limited: { status: 429, message: 'Too many requests; try again in {seconds} s', meaning: 'A rate limit was reached. `Retry-After` says how many seconds to wait.' },
+  llm_provider_unavailable: { status: 404, message: 'This server does not proxy {provider}: its operator has configured no API key for it', meaning: 'An LLM proxy route of a provider the operator has not set up (`ATRIUM_OPENAI_API_KEY`, `ATRIUM_ANTHROPIC_API_KEY`). Answered in the provider\'s own error shape.' },
+  upstream_unavailable: { status: 502, message: '{detail}', meaning: 'The LLM provider could not be reached, or failed before it answered.' },
+  upstream_timeout: { status: 504, message: 'The LLM provider did not answer within {seconds} s', meaning: 'The LLM provider sent no answer within `ATRIUM_LLM_TIMEOUT_SECONDS`.' },
   internal: { status: 500, message: 'Internal server error', meaning: 'A bug in Atrium. The request left nothing half-written; the server log has the details.' },
   unavailable: { status: 503, message: '{detail}', meaning: 'A dependency (the database) does not answer, or the server is shutting down. Retry later.' },
 } as const satisfies Record<string, ErrorSpec>;

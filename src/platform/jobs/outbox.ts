@@ -76,16 +76,17 @@ export async function enqueue(tx: Db, jobs: NewJob | readonly NewJob[], options:
 /**
  * Enqueueing in the same statement as the caller's own writes, for hot paths where a round trip
  * matters: `ctes` are the caller's WITH items (they may insert and return rows), `jobs` is a
- * select over them yielding (topic, key, payload) rows, each due now. Keyed duplicates are skipped,
+ * select over them yielding (topic, key, payload) rows, each due now — or, with `runAt`,
+ * (topic, key, payload, run_at) rows, due at run_at (now when null). Keyed duplicates are skipped,
  * as with `enqueue`. The statement returns one row: {written, notified}, plus the caller's `extra`
  * columns (a select list over the CTEs) when given.
  */
-export function enqueueWithSql(ctes: SQL, jobs: SQL, extra?: SQL): SQL {
+export function enqueueWithSql(ctes: SQL, jobs: SQL, extra?: SQL, options: { runAt?: boolean } = {}): SQL {
   return sql`
     with ${ctes},
     written as (
-      insert into jobs (topic, key, payload)
-      select topic, key, payload from (${jobs}) as j
+      insert into jobs (topic, key, payload, run_at)
+      select topic, key, payload, ${options.runAt ? sql`coalesce(run_at, now())` : sql`now()`} from (${jobs}) as j
       on conflict (topic, key) where key is not null do nothing
       returning topic
     ),

@@ -1,0 +1,188 @@
+// Forwarding one call to the provider: the caller's request goes upstream with the operator's
+// credential in place of the caller's (and `stream_options.include_usage` added to OpenAI chat
+// streams); the answer comes back as it arrives, byte for byte, through a tap that reads its usage.
+// Once the answer is over — completed, cut, or abandoned by the client — one usage record is
+// written, with the call's event for LLM loggers, outside the response path.
+import { randomUUID } from 'node:crypto';
+import { pipeline } from 'node:stream';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { errors as undiciErrors, type Dispatcher } from 'undici';
+import type { AppContext } from '../../context.ts';
+import type { Principal } from '../../platform/http/auth.ts';
+import { apiError, forbidden } from '../../platform/http/errors.ts';
+import { apiScopeOf } from '../participant-tokens/service.ts';
+import { recordCall, type CallRecord } from './store.ts';
+import type { Upstream } from './upstream.ts';
+import { modelAllowed, NO_USAGE, UsageTap, type Provider } from './usage.ts';
+
+/** Request headers a client may send on to the provider; everything else (credentials above all) stays here. */
+const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'anthropic-version', 'anthropic-beta', 'openai-beta', 'idempotency-key', 'user-agent'];
+/** Response headers clients act on (rate limits, retries, request ids) come back; the rest stays upstream. */
+const FORWARDED_RESPONSE_HEADERS = new Set(['content-type', 'cache-control', 'retry-after', 'retry-after-ms', 'x-request-id', 'request-id', 'openai-processing-ms', 'openai-version', 'x-should-retry']);
+const FORWARDED_RESPONSE_PREFIXES = ['x-ratelimit-', 'anthropic-ratelimit-'];
+const ANNOTATION_PREFIX = 'x-meshagent-annotation-';
+const MAX_ANNOTATIONS = 20;
+const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
+/** The status recorded for a call the client abandoned before any answer (nginx's "client closed request"). */
+const CLIENT_CLOSED = 499;
+
+const rawBodies = new WeakMap<FastifyRequest, Buffer>();
+
+/** Keeps the bytes of a request body as they came, to forward them unchanged. */
+export function keepRawBody(request: FastifyRequest, body: Buffer): void {
+  rawBodies.set(request, body);
+}
+
+export interface ProxiedCall {
+  provider: Provider;
+  /** The provider's path, e.g. `/v1/chat/completions`, without the query. */
+  endpoint: string;
+}
+
+function annotationsOf(request: FastifyRequest): Record<string, string> {
+  const annotations: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (!name.startsWith(ANNOTATION_PREFIX) || typeof value !== 'string') continue;
+    if (Object.keys(annotations).length >= MAX_ANNOTATIONS) break;
+    annotations[name.slice(ANNOTATION_PREFIX.length).slice(0, 100)] = value.slice(0, 1000);
+  }
+  return annotations;
+}
+
+function who(principal: Principal): Pick<CallRecord, 'credential' | 'user' | 'client' | 'participant'> {
+  return {
+    credential: { kind: principal.kind, id: principal.credentialId },
+    user: principal.userId ?? null,
+    client: principal.clientId ?? null,
+    participant: principal.kind === 'participant' ? principal.name : null,
+  };
+}
+
+/**
+ * The body to send upstream: the client's bytes unchanged, unless an OpenAI chat stream does not
+ * ask for usage, in which case `include_usage` is added (and the extra chunk stripped on the way
+ * back).
+ */
+function upstreamBody(request: FastifyRequest, call: ProxiedCall): { body: Buffer | undefined; stripUsageChunk: boolean } {
+  const raw = rawBodies.get(request);
+  const parsed = request.body as Record<string, any> | undefined;
+  if (call.provider === 'openai' && call.endpoint === '/v1/chat/completions' && parsed?.stream === true && parsed.stream_options?.include_usage !== true) {
+    const body = { ...parsed, stream_options: { ...(parsed.stream_options ?? {}), include_usage: true } };
+    return { body: Buffer.from(JSON.stringify(body)), stripUsageChunk: true };
+  }
+  return { body: raw, stripUsageChunk: false };
+}
+
+function upstreamHeaders(request: FastifyRequest, upstream: Upstream, body: Buffer | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name of FORWARDED_REQUEST_HEADERS) {
+    const value = request.headers[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
+  // The tap reads the answer, so it must not come compressed.
+  headers['accept-encoding'] = 'identity';
+  if (upstream.provider === 'anthropic') headers['anthropic-version'] ??= DEFAULT_ANTHROPIC_VERSION;
+  if (body) headers['content-length'] = String(body.length);
+  return { ...headers, ...upstream.auth };
+}
+
+function responseHeaders(headers: Dispatcher.ResponseData['headers'], keepLength: boolean): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    const keep = FORWARDED_RESPONSE_HEADERS.has(name) || FORWARDED_RESPONSE_PREFIXES.some((p) => name.startsWith(p)) || (keepLength && name === 'content-length');
+    if (keep) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+/** Sends a call upstream and the answer back; records the call once the answer is over. */
+export async function forward(ctx: AppContext, upstream: Upstream | undefined, call: ProxiedCall, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  if (!upstream) throw apiError('llm_provider_unavailable', { provider: call.provider === 'openai' ? 'OpenAI' : 'Anthropic' });
+  const principal = request.principal!;
+  const model = typeof (request.body as { model?: unknown } | undefined)?.model === 'string' ? (request.body as { model: string }).model : undefined;
+  if (principal.kind === 'participant' && !modelAllowed((apiScopeOf(principal.grants)?.llm as { models?: unknown } | undefined)?.models, call.provider, model)) {
+    throw forbidden(`The participant token does not allow the model ${call.provider}/${model ?? ''}`);
+  }
+  const requestId = randomUUID();
+  const started = performance.now();
+  const startedAt = new Date();
+  const { body, stripUsageChunk } = upstreamBody(request, call);
+  const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
+  const base: Omit<CallRecord, 'status' | 'outcome' | 'usage_source' | 'usage' | 'latency_ms' | 'ttfb_ms' | 'upstream_request_id' | 'model' | 'stream'> = {
+    projectId: request.access!.projectId,
+    request_id: requestId,
+    provider: call.provider,
+    endpoint: call.endpoint,
+    ...who(principal),
+    annotations: annotationsOf(request),
+    started_at: startedAt.toISOString(),
+  };
+  const record = (fields: Pick<CallRecord, 'status' | 'outcome' | 'usage_source' | 'usage' | 'ttfb_ms' | 'upstream_request_id' | 'model' | 'stream'>) => {
+    void recordCall(ctx, { ...base, ...fields, latency_ms: Math.round(performance.now() - started) })
+      .catch((error: unknown) => ctx.log.error({ err: error, requestId }, 'llm proxy: the usage record could not be written'));
+  };
+
+  // A client that leaves before the answer starts takes the upstream request with it.
+  const abort = new AbortController();
+  let onClose = () => abort.abort();
+  reply.raw.once('close', () => onClose());
+  let response: Dispatcher.ResponseData;
+  try {
+    response = await upstream.pool.request({
+      method: request.method as Dispatcher.HttpMethod,
+      path: `${upstream.pathOf(call.endpoint)}${query}`,
+      headers: upstreamHeaders(request, upstream, body),
+      body: body ?? null,
+      signal: abort.signal,
+    });
+  } catch (error) {
+    const before = { usage_source: 'none', usage: NO_USAGE, ttfb_ms: null, upstream_request_id: null, model: model ?? null, stream: false } as const;
+    if (abort.signal.aborted) {
+      record({ ...before, status: CLIENT_CLOSED, outcome: 'client_aborted' });
+      throw apiError('upstream_unavailable', 'The client closed the connection');
+    }
+    const failure = error instanceof undiciErrors.HeadersTimeoutError
+      ? apiError('upstream_timeout', { seconds: Math.round(ctx.config.llm.timeoutMs / 1000) })
+      : apiError('upstream_unavailable', `The ${call.provider} upstream could not be reached: ${(error as Error).message}`);
+    record({ ...before, status: failure.status, outcome: 'upstream_error' });
+    throw failure;
+  }
+
+  const streamed = String(response.headers['content-type'] ?? '').startsWith('text/event-stream');
+  const strips = stripUsageChunk && streamed;
+  const tap = new UsageTap({ provider: call.provider, endpoint: call.endpoint, streamed, stripUsageChunk: strips });
+  let upstreamFailed = false;
+  response.body.once('error', () => { upstreamFailed = true; });
+  const out = pipeline(response.body, tap, () => {});
+  const finish = () => {
+    const finished = reply.raw.writableFinished;
+    if (!finished) abort.abort();
+    const { state } = tap;
+    // Decided when the connection to the client closes: a cut upstream has failed by then, an
+    // abandoning client has not.
+    const outcome = !finished
+      ? (upstreamFailed ? 'upstream_cut' : 'client_aborted')
+      : response.statusCode >= 400 || state.errored ? 'upstream_error' : state.terminal ? 'completed' : 'upstream_cut';
+    const upstreamRequestId = response.headers['x-request-id'] ?? response.headers['request-id'];
+    record({
+      status: response.statusCode,
+      outcome,
+      usage_source: state.usage ? 'provider' : 'none',
+      usage: state.usage ?? NO_USAGE,
+      ttfb_ms: state.firstByteAt === undefined ? null : Math.round(state.firstByteAt - started),
+      upstream_request_id: typeof upstreamRequestId === 'string' ? upstreamRequestId : null,
+      model: state.model ?? model ?? null,
+      stream: streamed,
+    });
+  };
+  if (reply.raw.closed) {
+    out.destroy();
+    finish();
+    return reply;
+  }
+  onClose = finish;
+  return reply.status(response.statusCode)
+    .headers({ ...responseHeaders(response.headers, !strips), 'atrium-request-id': requestId })
+    .send(out);
+}

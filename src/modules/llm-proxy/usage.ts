@@ -1,0 +1,231 @@
+// Reading usage out of an answer while it passes through: a tap that copies the bytes on (as they
+// arrive, or event by event when one event must be dropped), splits a copy into server-sent events
+// and picks each provider's usage fields, terminal event and error event out of it.
+import { Transform, type TransformCallback } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
+
+export type Provider = 'openai' | 'anthropic';
+
+export interface TokenUsage {
+  input_tokens: number;
+  cached_input_tokens: number;
+  cache_write_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+}
+
+export const NO_USAGE: TokenUsage = { input_tokens: 0, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: 0, reasoning_tokens: 0 };
+
+/** Endpoints whose answers carry usage; others (model lists, token counts) consume nothing. */
+const METERED = new Set(['/v1/chat/completions', '/v1/responses', '/v1/embeddings', '/v1/messages']);
+
+/** Most bytes of a plain (not streamed) answer kept to read its usage from. */
+const MAX_JSON_BYTES = 16 * 1024 * 1024;
+
+const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
+type Obj = Record<string, any>;
+
+/**
+ * OpenAI's usage (chat completions and embeddings: prompt/completion tokens; responses:
+ * input/output tokens) in the normalised form: its input counts include cached tokens, which are
+ * taken out so that `input_tokens` is what is billed at the full rate.
+ */
+function openaiUsage(usage: Obj): TokenUsage {
+  const input = count(usage.prompt_tokens ?? usage.input_tokens);
+  const details = (usage.prompt_tokens_details ?? usage.input_tokens_details ?? {}) as Obj;
+  const cached = count(details.cached_tokens);
+  const cacheWrite = count(details.cache_write_tokens);
+  return {
+    input_tokens: Math.max(0, input - cached - cacheWrite),
+    cached_input_tokens: cached,
+    cache_write_tokens: cacheWrite,
+    output_tokens: count(usage.completion_tokens ?? usage.output_tokens),
+    reasoning_tokens: count((usage.completion_tokens_details ?? usage.output_tokens_details ?? {}).reasoning_tokens),
+  };
+}
+
+/** Anthropic's usage: `input_tokens` already leaves out cache reads and writes. */
+function anthropicUsage(usage: Obj, previous: TokenUsage = NO_USAGE): TokenUsage {
+  const pick = (field: string, fallback: number) => (usage[field] === undefined || usage[field] === null ? fallback : count(usage[field]));
+  return {
+    input_tokens: pick('input_tokens', previous.input_tokens),
+    cached_input_tokens: pick('cache_read_input_tokens', previous.cached_input_tokens),
+    cache_write_tokens: pick('cache_creation_input_tokens', previous.cache_write_tokens),
+    output_tokens: pick('output_tokens', previous.output_tokens),
+    reasoning_tokens: count(usage.output_tokens_details?.thinking_tokens ?? previous.reasoning_tokens),
+  };
+}
+
+/** What a tap learned about an answer. */
+export interface TapState {
+  usage: TokenUsage | undefined;
+  model: string | undefined;
+  /** The stream's terminal event arrived (`[DONE]`, `response.completed`, `message_stop`…). */
+  terminal: boolean;
+  /** The provider reported an error inside a stream. */
+  errored: boolean;
+  /** Bytes have started to flow (time to first byte). */
+  firstByteAt: number | undefined;
+}
+
+interface SseEvent {
+  raw: string;
+  event: string | undefined;
+  data: string;
+}
+
+/** Splits text into server-sent events (any line ending; comments and fields other than data/event ignored). */
+class SseSplitter {
+  #buffer = '';
+
+  push(text: string): SseEvent[] {
+    this.#buffer += text;
+    const events: SseEvent[] = [];
+    for (;;) {
+      const end = /\r\n\r\n|\n\n|\r\r/.exec(this.#buffer);
+      if (!end) return events;
+      const raw = this.#buffer.slice(0, end.index + end[0].length);
+      this.#buffer = this.#buffer.slice(raw.length);
+      let event: string | undefined;
+      const data: string[] = [];
+      for (const line of raw.slice(0, end.index).split(/\r\n|\n|\r/)) {
+        if (line.startsWith('event:')) event = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(line[5] === ' ' ? 6 : 5));
+      }
+      events.push({ raw, event, data: data.join('\n') });
+    }
+  }
+
+  /** What is left that no blank line ended. */
+  rest(): string {
+    return this.#buffer;
+  }
+}
+
+function parse(text: string): Obj | undefined {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value !== null && typeof value === 'object' ? value as Obj : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A pass-through stream over an upstream answer. Bytes go on as they come; with `stripUsageChunk`
+ * (an OpenAI chat stream whose `include_usage` Atrium added) they go on event by event, minus the
+ * extra usage-only chunk the client did not ask for.
+ */
+export class UsageTap extends Transform {
+  readonly state: TapState = { usage: undefined, model: undefined, terminal: false, errored: false, firstByteAt: undefined };
+  readonly #provider: Provider;
+  readonly #metered: boolean;
+  readonly #streamed: boolean;
+  readonly #stripUsageChunk: boolean;
+  readonly #decoder = new StringDecoder('utf8');
+  readonly #splitter = new SseSplitter();
+  #json: Buffer[] = [];
+  #jsonBytes = 0;
+
+  constructor(options: { provider: Provider; endpoint: string; streamed: boolean; stripUsageChunk: boolean }) {
+    super();
+    this.#provider = options.provider;
+    this.#metered = METERED.has(options.endpoint);
+    this.#streamed = options.streamed;
+    this.#stripUsageChunk = options.stripUsageChunk;
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.state.firstByteAt ??= performance.now();
+    if (!this.#streamed) {
+      if (this.#metered && this.#jsonBytes + chunk.length <= MAX_JSON_BYTES) {
+        this.#json.push(chunk);
+        this.#jsonBytes += chunk.length;
+      }
+      done(null, chunk);
+      return;
+    }
+    const events = this.#splitter.push(this.#decoder.write(chunk));
+    if (!this.#stripUsageChunk) {
+      for (const event of events) this.#onEvent(event);
+      done(null, chunk);
+      return;
+    }
+    const kept = events.filter((event) => !this.#onEvent(event)).map((e) => e.raw).join('');
+    done(null, kept.length > 0 ? Buffer.from(kept) : undefined);
+  }
+
+  override _flush(done: TransformCallback): void {
+    if (!this.#streamed) {
+      const body = this.#json.length > 0 ? parse(Buffer.concat(this.#json).toString('utf8')) : undefined;
+      if (body) this.#onAnswer(body);
+      this.state.terminal = true;
+      done();
+      return;
+    }
+    const rest = this.#splitter.rest() + this.#decoder.end();
+    done(null, this.#stripUsageChunk && rest.length > 0 ? Buffer.from(rest) : undefined);
+  }
+
+  /** A plain answer: its usage and model. */
+  #onAnswer(body: Obj): void {
+    if (typeof body.model === 'string') this.state.model = body.model;
+    if (body.usage && typeof body.usage === 'object') this.state.usage = this.#provider === 'openai' ? openaiUsage(body.usage) : anthropicUsage(body.usage);
+  }
+
+  /** Reads one event; true when it is the usage-only chunk to drop. */
+  #onEvent(event: SseEvent): boolean {
+    if (this.#provider === 'openai') {
+      if (event.data === '[DONE]') {
+        this.state.terminal = true;
+        return false;
+      }
+      const data = parse(event.data);
+      if (!data) return false;
+      if (data.error) this.state.errored = true;
+      // Responses stream: usage rides on the terminal event's response.
+      const response = data.response as Obj | undefined;
+      if (typeof data.type === 'string' && response) {
+        if (typeof response.model === 'string') this.state.model = response.model;
+        if (['response.completed', 'response.incomplete', 'response.failed'].includes(data.type)) {
+          this.state.terminal = true;
+          if (response.usage) this.state.usage = openaiUsage(response.usage);
+        }
+        if (data.type === 'response.failed') this.state.errored = true;
+        return false;
+      }
+      if (data.type === 'error') this.state.errored = true;
+      if (typeof data.model === 'string') this.state.model = data.model;
+      if (data.usage && typeof data.usage === 'object') {
+        this.state.usage = openaiUsage(data.usage);
+        return this.#stripUsageChunk && Array.isArray(data.choices) && data.choices.length === 0;
+      }
+      return false;
+    }
+    const data = parse(event.data);
+    if (!data) return false;
+    const type = event.event ?? data.type;
+    if (type === 'message_start' && data.message) {
+      if (typeof data.message.model === 'string') this.state.model = data.message.model;
+      if (data.message.usage) this.state.usage = anthropicUsage(data.message.usage);
+    } else if (type === 'message_delta' && data.usage) {
+      // Cumulative counts: the latest delta wins, fields it leaves out keep their value.
+      this.state.usage = anthropicUsage(data.usage, this.state.usage);
+    } else if (type === 'message_stop') {
+      this.state.terminal = true;
+    } else if (type === 'error') {
+      this.state.errored = true;
+    }
+    return false;
+  }
+}
+
+/**
+ * Whether a participant token's `api.llm.models` allow a model: patterns `provider/model` with an
+ * optional trailing `*`; no list allows every model.
+ */
+export function modelAllowed(patterns: unknown, provider: Provider, model: string | undefined): boolean {
+  if (!Array.isArray(patterns)) return true;
+  const name = `${provider}/${model ?? ''}`;
+  return patterns.some((p) => typeof p === 'string' && (p.endsWith('*') ? name.startsWith(p.slice(0, -1)) : name === p));
+}
