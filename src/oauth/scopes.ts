@@ -1,5 +1,6 @@
 // The scopes the authorization server knows, what each means in plain words (the consent page), and
 // which of them an access token carries for the Atrium API.
+import { ACT_AS_USER_SCOPE } from './first-party.ts';
 
 /** Scopes that mean access to the Atrium API (and the LLM proxy). */
 export const API_SCOPES = ['profile:read', 'rooms:connect', 'llm:invoke', 'secrets:proxy', 'llm_proxy'] as const;
@@ -7,13 +8,13 @@ export const API_SCOPES = ['profile:read', 'rooms:connect', 'llm:invoke', 'secre
 /** OpenID Connect scopes. */
 export const OIDC_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
 
-export const ALL_SCOPES: readonly string[] = [...OIDC_SCOPES, ...API_SCOPES];
+export const ALL_SCOPES: readonly string[] = [...OIDC_SCOPES, ...API_SCOPES, ACT_AS_USER_SCOPE];
 
 /**
  * Scopes an access token for the Atrium API carries. The identity scopes are included so that the
  * token says which claims /oauth/userinfo may return; offline_access only governs refresh tokens.
  */
-export const ACCESS_TOKEN_SCOPES: readonly string[] = ['openid', 'profile', 'email', ...API_SCOPES];
+export const ACCESS_TOKEN_SCOPES: readonly string[] = ['openid', 'profile', 'email', ...API_SCOPES, ACT_AS_USER_SCOPE];
 
 /** Earlier names that mean the same as a current scope, both ways. */
 const ALIASES: Record<string, string> = {
@@ -40,6 +41,7 @@ const DESCRIPTIONS: [scopes: string[], text: string][] = [
   [['rooms:connect'], 'Join rooms you have access to, on your behalf'],
   [['llm:invoke', 'llm_proxy'], 'Use AI models through the project\'s LLM proxy, billed to the project'],
   [['secrets:proxy'], 'Use secrets stored in the project on your behalf, without seeing them'],
+  [[ACT_AS_USER_SCOPE], 'Act as you in Atrium: every project you belong to, with your roles there'],
   [['offline_access'], 'Stay connected when you are not using the app'],
 ];
 
