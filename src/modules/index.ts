@@ -9,6 +9,7 @@ import { participantTokensModule } from './participant-tokens/index.ts';
 import { projectsModule } from './projects/index.ts';
 import { roomsModule } from './rooms/index.ts';
 import { sessionsModule } from './sessions/index.ts';
+import { setupModule } from './setup/index.ts';
 import { storageModule } from './storage/index.ts';
 import { systemModule } from './system/index.ts';
 import { usersModule } from './users/index.ts';
@@ -27,4 +28,5 @@ export const modules: readonly Module[] = [
   oauthModule,
   webhooksModule,
   sessionsModule,
+  setupModule,
 ];

@@ -4,6 +4,7 @@ import type { AppContext } from '../../context.ts';
 import type { Principal, ProjectAccess } from '../../platform/http/auth.ts';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import { FULL_SCOPE, issueParticipantToken } from '../participant-tokens/service.ts';
+import type { Page } from '../../platform/http/lists.ts';
 import * as store from './store.ts';
 
 export function agentView(agent: store.AgentRow) {
@@ -30,6 +31,11 @@ export async function createAgent(ctx: AppContext, projectId: string, input: { c
   const existing = await store.findAgentByName(ctx.db, projectId, name);
   if (!existing) throw conflict('The agent was deleted while being created; retry');
   return { agent: existing, created: false };
+}
+
+export async function listAgents(ctx: AppContext, projectId: string, page: Page) {
+  const { items, total } = await store.listAgents(ctx.db, projectId, page);
+  return { agents: items.map(agentView), total };
 }
 
 export async function getAgent(ctx: AppContext, projectId: string, name: string): Promise<store.AgentRow> {
