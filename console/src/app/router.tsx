@@ -7,12 +7,15 @@ import { lazyPage } from '../families/family.ts';
 import { ProjectScope } from './project.tsx';
 import { Shell } from './Shell.tsx';
 
-export const router = createBrowserRouter([
+/** Created once signed in: the router reads the address when it is made (after /callback has been replaced). */
+export const createRouter = () => createBrowserRouter([
   lazyPage('setup', () => import('../pages/Setup.tsx')),
   lazyPage('signed-out', () => import('../pages/SignedOut.tsx')),
   {
     path: '/',
     Component: Shell,
+    // Shown while the first page's code loads.
+    HydrateFallback: () => null,
     children: [
       lazyPage(undefined, () => import('../pages/Home.tsx')),
       lazyPage('profile', () => import('../pages/Profile.tsx')),
