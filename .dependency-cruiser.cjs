@@ -1,4 +1,4 @@
-// The import rules of the house (docs/architecture.md "Boundaries"), checked by `npm run lint:deps`
+// The import rules of the house (docs/architecture.md "Boundaries"), checked by `npm run lint`
 // as part of `npm test`.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -61,6 +61,27 @@ module.exports = {
       comment: 'The webhook receiver helper is shipped for other programs; it must not pull in the server.',
       from: { path: '^src/webhooks-receiver/' },
       to: { path: '^src/', pathNot: '^src/webhooks-receiver/' },
+    },
+    {
+      name: 'api-client-stands-alone',
+      severity: 'error',
+      comment: 'The generated API client is shared by the console (a browser app) and the CLI: it speaks HTTP and imports nothing of the server.',
+      from: { path: '^src/api-client/' },
+      to: { path: '^src/', pathNot: '^src/api-client/' },
+    },
+    {
+      name: 'console-talks-to-the-api-only',
+      severity: 'error',
+      comment: 'The console runs in the browser: of the server\'s tree it may use only the generated API client (its types come from /openapi.json).',
+      from: { path: '^console/' },
+      to: { path: '^(src|scripts|test|bench)/', pathNot: '^src/api-client/' },
+    },
+    {
+      name: 'server-does-not-import-the-console',
+      severity: 'error',
+      comment: 'The server serves the built console as files; its code is not the server\'s.',
+      from: { path: '^(src|scripts|bench)/' },
+      to: { path: '^console/' },
     },
   ],
   options: {

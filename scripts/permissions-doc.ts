@@ -1,22 +1,19 @@
 // Renders docs/permissions.md from the registered route table: which credentials each route
 // accepts, the permission it needs and the OAuth scope that admits OAuth access tokens.
 // `npm run docs:permissions` rewrites the file; test/integration/routes.test.ts fails when it is stale.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { buildApp, documentedPath, PLUGIN_ROUTE_PREFIXES, type BuiltApp } from '../src/app.ts';
-import { loadConfig } from '../src/config.ts';
-import { openContext } from '../src/main.ts';
+import { writeFileSync } from 'node:fs';
+import { documentedPath, PLUGIN_ROUTE_PREFIXES } from '../src/app.ts';
 import { modules } from '../src/modules/index.ts';
 import { CREDENTIAL_KINDS, DEFAULT_CREDENTIALS, type AuthRequirement } from '../src/platform/http/auth.ts';
 import type { PolicyResourceType } from '../src/platform/http/policy-resources.ts';
 import { effectiveRoles, PROJECT_ROLES, roleDescription } from '../src/platform/http/roles.ts';
+import { withThrowawayApp } from './throwaway-app.ts';
 
 export const PERMISSIONS_DOC = new URL('../docs/permissions.md', import.meta.url).pathname;
 
 const CREDENTIAL_DESCRIPTIONS: Record<string, string> = {
   api_key: 'Project API key (`ma-…`). Acts for its own project only: as a project admin, or with the roles it was created with.',
-  user: 'Personal access token of a user (`atp_…`). Acts with the roles the user holds in each project.',
+  user: 'Personal access token of a user (`atp_…`), or an access token of Atrium\'s own console or CLI signed in with the `atrium:user` scope (first-party clients only, docs/oauth.md). Acts with the roles the user holds in each project.',
   oauth: 'OAuth access token issued to an application for a user. Accepted only by routes that name an OAuth scope, and only when the token carries that scope; it then acts with the user\'s roles.',
   participant: 'Participant token (a JWT Atrium minted, or one an application signed with an API key). Accepted only by routes that list it; acts in the token\'s project with what its grants allow (an `api` grant with `llm` makes it an `llm_proxy_user`; a `feed` grant lets it publish to that feed).',
 };
@@ -135,24 +132,7 @@ export function renderPermissionsDoc(routes: readonly RouteRow[], policyResource
   return lines.join('\n');
 }
 
-/** The route table of a fully assembled app on a throwaway embedded database. */
-export async function currentRoutes(): Promise<BuiltApp['routes']> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'atrium-permissions-'));
-  try {
-    const ctx = await openContext(loadConfig({ ATRIUM_DATA_DIR: dataDir, ATRIUM_LOG_LEVEL: 'silent' }));
-    try {
-      const { app, routes } = await buildApp(ctx, modules);
-      await app.close();
-      return routes;
-    } finally {
-      await ctx.database.close();
-    }
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-}
-
 if (import.meta.main) {
-  writeFileSync(PERMISSIONS_DOC, renderPermissionsDoc(await currentRoutes(), modules.flatMap((m) => m.policyResources ?? [])));
+  writeFileSync(PERMISSIONS_DOC, renderPermissionsDoc(await withThrowawayApp((built) => built.routes), modules.flatMap((m) => m.policyResources ?? [])));
   process.stdout.write(`wrote ${PERMISSIONS_DOC}\n`);
 }

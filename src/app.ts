@@ -6,17 +6,24 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.ts';
 import { installAuth, validateAuthRequirement } from './platform/http/auth.ts';
 import { ErrorBody, MAX_PARAM_LENGTH, badRequest, frameworkErrorHandler, installErrorHandling } from './platform/http/errors.ts';
+import { CONSOLE_PATH, serveConsole } from './platform/http/console.ts';
 import { installMetrics } from './platform/http/metrics.ts';
+import { logRequestLines, prettyLogs } from './platform/logging.ts';
 import type { Api, Module } from './platform/http/module.ts';
 import { illFormedText } from './platform/http/schemas.ts';
 import { ajvFor } from './platform/http/validation.ts';
 
 /**
  * Prefixes served by plugins that do their own authentication (documented in docs/permissions.md).
- * /oauth and the two discovery documents are oidc-provider's: it authenticates clients and tokens
- * by the OAuth rules itself (client secrets, PKCE, code and token checks), see docs/oauth.md.
+ * /console is the web console's static files, public like any page (it calls the API with the
+ * signed-in user's tokens). /oauth and the two discovery documents are oidc-provider's: it
+ * authenticates clients and tokens by the OAuth rules itself (client secrets, PKCE, code and token
+ * checks), see docs/oauth.md.
  */
-export const PLUGIN_ROUTE_PREFIXES = ['/docs', '/oauth', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'];
+export const PLUGIN_ROUTE_PREFIXES = ['/docs', '/console', '/oauth', '/.well-known/openid-configuration', '/.well-known/oauth-authorization-server'];
+
+/** Where the built console is (`npm run console:build`). */
+const CONSOLE_DIST = new URL('../console/dist', import.meta.url).pathname;
 
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -74,6 +81,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
     if (bad) throw badRequest(`${bad} must be well-formed Unicode text without NUL characters`);
   });
   installMetrics(app);
+  if (prettyLogs(ctx.config)) logRequestLines(app);
   app.addSchema(ErrorBody);
 
   await app.register(swagger, {
@@ -92,6 +100,13 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  await app.register(async (scope) => serveConsole(scope, { root: CONSOLE_DIST, publicUrl: ctx.config.publicUrl }));
+  app.get('/', {
+    config: { auth: { permission: 'public' } },
+    schema: { hide: true, summary: 'The web console', response: { 302: { type: 'null', description: 'Redirect to /console/' } } },
+  }, (_request, reply) => {
+    reply.redirect(`${CONSOLE_PATH}/`);
+  });
 
   for (const mod of modules) {
     const { routes: declare } = mod;

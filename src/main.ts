@@ -2,7 +2,6 @@
 // Everything a module contributes (verifiers, memberships, events, job handlers, policy resource
 // types) is collected from the one module list, src/modules/index.ts.
 import { join } from 'node:path';
-import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildApp, type BuiltApp } from './app.ts';
 import type { Config } from './config.ts';
@@ -20,6 +19,7 @@ import { PolicyResourceTypes } from './platform/http/policy-resources.ts';
 import type { Module } from './platform/http/module.ts';
 import { DeclaredSchedules, Scheduler } from './platform/jobs/scheduler.ts';
 import { JobWorker } from './platform/jobs/worker.ts';
+import { createLogger } from './platform/logging.ts';
 
 export interface Background {
   start(): void;
@@ -44,7 +44,7 @@ export function defaultWorkers(ctx: AppContext, modules: readonly Module[] = all
 
 /** Opens the database and everything that stands on it; no HTTP yet. */
 export async function openContext(config: Config, log?: FastifyBaseLogger, modules: readonly Module[] = allModules): Promise<AppContext> {
-  const logger = log ?? (pino({ level: config.logLevel }) as unknown as FastifyBaseLogger);
+  const logger = log ?? createLogger(config);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: config.databasePoolSize, backgroundPoolSize: config.jobs.poolSize });
   try {
     const applied = await migrate(database);

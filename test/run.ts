@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
+import { ensureConsoleBuilt } from '../scripts/console-build.ts';
 import { findChromium, probeChromium } from './support/chromium.ts';
 import { onPath, startPostgres, stopAllSync } from './support/postgres.ts';
 import { parseTap, verdict, type Report } from './support/report.ts';
@@ -109,6 +110,9 @@ async function main(): Promise<number> {
       skips.push(`PostgreSQL suites — the throwaway cluster failed to start: ${(err as Error).message}`);
     }
   }
+
+  // The server serves the built console; the browser tests drive it.
+  await ensureConsoleBuilt((line) => console.log(line));
 
   const chromium = findChromium();
   delete env.ATRIUM_TEST_CHROMIUM;

@@ -1,27 +1,69 @@
-// `atrium serve`: run until SIGTERM/SIGINT, then drain and exit.
+// `atrium serve`: run until SIGTERM/SIGINT, then drain and exit. Start-up ends with what a person
+// needs next (the console's address, the database, the mail mode, and on an empty database the
+// one-time setup link): a banner on a terminal, one log line for log collectors.
+import { resolve } from 'node:path';
 import { describeConfig, type Config } from '../config.ts';
 import { startService } from '../main.ts';
-import { hasUsers } from '../modules/users/service.ts';
+import { setupLink } from '../modules/setup/service.ts';
+import { prettyLogs } from '../platform/logging.ts';
+
+function describeDatabase(config: Config): string {
+  if (!config.databaseUrl) return `embedded PGlite in ${resolve(config.dataDir)}`;
+  const url = new URL(config.databaseUrl);
+  return `PostgreSQL at ${url.host}${url.pathname}`;
+}
+
+function describeMail(config: Config): string {
+  if (config.mail.transport === 'smtp') return `SMTP via ${new URL(config.mail.smtpUrl!).host}`;
+  if (config.mail.transport === 'outbox') return `development mailbox at ${config.publicUrl}/dev/mail (this machine only)`;
+  return 'none (no SMTP server, no development mailbox)';
+}
+
+function banner(facts: { console: string; database: string; mail: string; setup: string | undefined }): string {
+  const lines = [
+    '',
+    '  Atrium is running',
+    '',
+    `  Console    ${facts.console}`,
+    `  Database   ${facts.database}`,
+    `  Mail       ${facts.mail}`,
+    '',
+  ];
+  if (facts.setup) {
+    lines.push(
+      '  No account yet. Open this one-time link to create the first admin and project:',
+      '',
+      `    ${facts.setup}`,
+      '',
+      '  (or, for scripts: npx atrium bootstrap --email … --password … --project …)',
+      '',
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
 
 export async function serve(config: Config): Promise<number> {
   const service = await startService(config);
   const { ctx } = service;
   ctx.log.debug({ settings: describeConfig(config) }, 'effective settings');
-  ctx.log.info({ url: config.publicUrl, database: ctx.database.engine, dataDir: ctx.database.engine === 'pglite' ? config.dataDir : undefined }, 'Atrium is listening');
-  if (!(await hasUsers(ctx.db))) {
-    const embedded = ctx.database.engine === 'pglite';
-    process.stderr.write(
-      `\nNo users yet. Create the first admin, a project and an API key with:\n\n` +
-      `  ${embedded ? 'stop this server, then run ' : ''}npx atrium bootstrap --email you@example.com --password '<password>' --project my-project\n\n` +
-      `API reference: ${config.publicUrl}/docs\n\n`,
-    );
+  const facts = {
+    console: `${config.publicUrl}/console`,
+    database: describeDatabase(config),
+    mail: describeMail(config),
+    setup: await setupLink(ctx),
+  };
+  if (prettyLogs(config)) {
+    process.stdout.write(banner(facts));
+  } else {
+    ctx.log.info({ url: config.publicUrl, console: facts.console, database: facts.database, mail: facts.mail }, 'Atrium is listening');
+    if (facts.setup) ctx.log.info({ setup: facts.setup }, `No account yet: open ${facts.setup} to create the first admin and project (or run atrium bootstrap)`);
   }
-  return new Promise((resolve) => {
+  return new Promise((resolveExit) => {
     const shutdown = (signal: string) => {
       ctx.log.info({ signal }, 'shutting down');
-      service.close().then(() => resolve(0), (error: unknown) => {
+      service.close().then(() => resolveExit(0), (error: unknown) => {
         ctx.log.error({ err: error }, 'shutdown failed');
-        resolve(1);
+        resolveExit(1);
       });
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));

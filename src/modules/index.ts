@@ -21,6 +21,7 @@ import { scheduledTasksModule } from './scheduled-tasks/index.ts';
 import { roomSecretsModule, secretsModule } from './secrets/index.ts';
 import { roomServicesModule, servicesModule } from './services/index.ts';
 import { sessionsModule } from './sessions/index.ts';
+import { setupModule } from './setup/index.ts';
 import { sharesModule } from './shares/index.ts';
 import { storageModule } from './storage/index.ts';
 import { systemModule } from './system/index.ts';
@@ -55,4 +56,5 @@ export const modules: readonly Module[] = [
   feedsModule,
   llmProxyModule,
   llmLoggersModule,
+  setupModule,
 ];

@@ -9,7 +9,7 @@ import { isUuid } from '../platform/crypto/credentials.ts';
 import type { CredentialVerifier, Principal } from '../platform/http/auth.ts';
 import { findOAuthClient } from '../modules/oauth-clients/service.ts';
 import { findUserById } from '../modules/users/service.ts';
-import { isFirstParty } from './first-party.ts';
+import { ACT_AS_USER_SCOPE, isFirstParty } from './first-party.ts';
 import { oauthIssuer } from './provider.ts';
 import { expandScopes } from './scopes.ts';
 import { grantIsLive } from './store.ts';
@@ -58,7 +58,10 @@ export function accessTokenVerifier(ctx: AppContext): CredentialVerifier {
           if (!client || client.projectId !== claims.project_id) return undefined;
           projectId = client.projectId;
         }
-        return { kind: 'oauth', credentialId: claims.grant_id, userId: user.id, projectId, scopes, clientId: claims.client_id, name: user.email } satisfies Principal;
+        // Atrium's own console and CLI, signed in with ACT_AS_USER_SCOPE, act as the user (a `user`
+        // credential) everywhere; every other token is an `oauth` credential limited to its scopes.
+        const kind = isFirstParty(claims.client_id) && scopes.has(ACT_AS_USER_SCOPE) ? 'user' : 'oauth';
+        return { kind, credentialId: claims.grant_id, userId: user.id, projectId, scopes, clientId: claims.client_id, name: user.email } satisfies Principal;
       }
 
       // client_credentials: the client acting for itself. It has no user, so it holds no project

@@ -4,7 +4,7 @@ import type { ClientMetadata, ClientStatic } from 'oidc-provider';
 import type { Db } from '../platform/db/engine.ts';
 import { secretMatches } from '../platform/crypto/secrets.ts';
 import { findOAuthClient, type OAuthClientRow } from '../modules/oauth-clients/service.ts';
-import { DEVICE_CODE_GRANT, FIRST_PARTY_CLIENTS } from './first-party.ts';
+import { ACT_AS_USER_SCOPE, DEVICE_CODE_GRANT, firstPartyName } from './first-party.ts';
 import { ALL_SCOPES } from './scopes.ts';
 
 /** Client metadata property carrying the owning project into tokens. */
@@ -41,7 +41,8 @@ export function clientMetadata(row: OAuthClientRow): ClientMetadata {
     post_logout_redirect_uris: [],
     grant_types: grantTypes,
     response_types: codeFlow ? ['code'] : [],
-    scope: row.scope.split(/\s+/).filter((s) => ALL_SCOPES.includes(s)).join(' '),
+    // ACT_AS_USER_SCOPE belongs to Atrium's own clients, whatever a stored row says.
+    scope: row.scope.split(/\s+/).filter((s) => ALL_SCOPES.includes(s) && s !== ACT_AS_USER_SCOPE).join(' '),
     ...(logo ? { logo_uri: logo } : {}),
     [PROJECT_PROPERTY]: row.projectId,
   };
@@ -75,8 +76,8 @@ export interface Branding {
 /** How sign-in pages present a client, or undefined for an unknown client. */
 export async function clientBranding(db: Db, clientId: string | undefined): Promise<Branding | undefined> {
   if (!clientId) return undefined;
-  const builtIn = FIRST_PARTY_CLIENTS.find((c) => c.client_id === clientId);
-  if (builtIn) return { clientId, name: builtIn.client_name, logoUrl: undefined, theme: 'auto' };
+  const builtIn = firstPartyName(clientId);
+  if (builtIn) return { clientId, name: builtIn, logoUrl: undefined, theme: 'auto' };
   const row = await findOAuthClient(db, clientId);
   if (!row) return undefined;
   const theme = row.metadata.theme;

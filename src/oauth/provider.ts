@@ -7,7 +7,7 @@ import { findUserById } from '../modules/users/service.ts';
 import { adapterClass } from './adapter.ts';
 import { SCOPE_CLAIMS, userClaims } from './claims.ts';
 import { PROJECT_PROPERTY, useHashedSecrets } from './clients.ts';
-import { FIRST_PARTY_CLIENTS } from './first-party.ts';
+import { firstPartyClients } from './first-party.ts';
 import type { SigninKeys } from './keys.ts';
 import { deviceFlowSources, logoutSources, renderError } from './protocol/sources.ts';
 import { ACCESS_TOKEN_SCOPES, ALL_SCOPES } from './scopes.ts';
@@ -81,7 +81,7 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
 
   const provider = new Provider(issuer, {
     adapter: adapterClass(ctx.db, ctx.config.authCacheMs),
-    clients: FIRST_PARTY_CLIENTS.map((c) => ({ ...c, redirect_uris: [...c.redirect_uris], grant_types: [...c.grant_types], response_types: [...c.response_types] })),
+    clients: firstPartyClients(issuer),
     clientDefaults: {
       grant_types: ['authorization_code'],
       response_types: ['code'],

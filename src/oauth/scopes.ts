@@ -1,7 +1,8 @@
-// The scopes the authorization server knows — exactly those a client may be registered with
-// (src/modules/oauth-clients) —, what each means in plain words on the consent page, and which of
-// them an access token for the Atrium API carries.
+// The scopes the authorization server knows — those a client may be registered with
+// (src/modules/oauth-clients), and the one only Atrium's own console and CLI may ask for —, what each
+// means in plain words on the consent page, and which of them an access token for the Atrium API carries.
 import type { ClientScope } from '../modules/oauth-clients/service.ts';
+import { ACT_AS_USER_SCOPE } from './first-party.ts';
 
 interface ScopeMeaning {
   /** The consent line, or the scope this one is an earlier name of (they share its line). */
@@ -26,7 +27,12 @@ const MEANINGS = {
   llm_proxy: { consent: { aliasOf: 'llm:invoke' } },
 } as const satisfies Record<ClientScope, ScopeMeaning>;
 
-const entries = Object.entries(MEANINGS) as [ClientScope, ScopeMeaning][];
+/** Scopes no project client can be registered with: only Atrium's own clients ask for them. */
+const FIRST_PARTY_MEANINGS: Record<string, ScopeMeaning> = {
+  [ACT_AS_USER_SCOPE]: { consent: 'Act as you in Atrium: every project you belong to, with your roles there' },
+};
+
+const entries: [string, ScopeMeaning][] = [...Object.entries(MEANINGS), ...Object.entries(FIRST_PARTY_MEANINGS)];
 
 export const ALL_SCOPES: readonly string[] = entries.map(([name]) => name);
 

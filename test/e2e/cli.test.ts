@@ -126,7 +126,9 @@ describe('atrium CLI [pglite]', () => {
         assert.equal(r.status, 200);
         assert.equal(((await r.json()) as { name: string }).name, 'Demo');
       }
-      assert.doesNotMatch(server.out.stderr, /No users yet/, 'no first-admin hint once there is an admin');
+      for (let i = 0; i < 100 && !/Atrium is listening/.test(server.out.stdout); i++) await sleep(50);
+      assert.match(server.out.stdout, /Atrium is listening/);
+      assert.doesNotMatch(server.out.stdout, /No account yet/, 'no setup link once there is an admin');
       // The embedded database is locked while the server runs: bootstrap refuses clearly.
       const locked = await run(args, { ATRIUM_DATA_DIR: dataDir });
       assert.notEqual(locked.code, 0);
@@ -138,12 +140,14 @@ describe('atrium CLI [pglite]', () => {
     }
   });
 
-  test('serve prints the first-admin hint, holds the data dir, and stops on SIGTERM', async () => {
+  test('serve prints the one-time setup link, holds the data dir, and stops on SIGTERM', async () => {
     const dataDir = tempDir();
     const server = await serve(dataDir);
     try {
-      assert.match(server.out.stderr, /No users yet/);
-      assert.match(server.out.stderr, /atrium bootstrap --email/);
+      // Logged just after the server answers, once it has found the database empty.
+      for (let i = 0; i < 100 && !/No account yet/.test(server.out.stdout); i++) await sleep(50);
+      assert.match(server.out.stdout, /No account yet: open http:\/\/localhost:\d+\/console\/setup\?token=[\w-]{43} to create the first admin/);
+      assert.match(server.out.stdout, /atrium bootstrap/);
       assert.equal((await fetch(`${server.url}/readyz`)).status, 200);
 
       const port = await freePort();

@@ -47,6 +47,24 @@ forEachEngine('agents', (engine) => {
     assert.equal((await call(service, 'PUT', `${agents()}/${created.body.id}`, { token: tenant.apiKey, json: { configuration: spec('ghost') } })).status, 404);
   });
 
+  test('the list is by name, paged with count/offset and filtered on the name, in this project only', async () => {
+    const own = await createTenant(service, 'agent-list');
+    for (const name of ['gamma', 'alpha', 'beta']) {
+      assert.equal((await call(service, 'POST', agents(own), { token: own.apiKey, json: { configuration: spec(name) } })).status, 201);
+    }
+    const all = await call(service, 'GET', agents(own), { token: own.apiKey });
+    assert.equal(all.status, 200);
+    assert.deepEqual(all.body.agents.map((a: { name: string }) => a.name), ['alpha', 'beta', 'gamma']);
+    assert.equal(all.body.total, 3);
+    const page = await call(service, 'GET', `${agents(own)}?count=1&offset=1`, { token: own.apiKey });
+    assert.deepEqual(page.body.agents.map((a: { name: string }) => a.name), ['beta']);
+    assert.equal(page.body.total, 3);
+    const filtered = await call(service, 'GET', `${agents(own)}?filter=MM`, { token: own.apiKey });
+    assert.deepEqual(filtered.body.agents.map((a: { name: string }) => a.name), ['gamma']);
+    const other = await call(service, 'GET', agents(own), { token: tenant.apiKey });
+    assert.equal(other.status, 404);
+  });
+
   test('the legacy top-level name is accepted; names are trimmed and lower-cased', async () => {
     const legacy = await call(service, 'POST', agents(), { token: tenant.apiKey, json: { configuration: { name: 'Legacy-Bot' } } });
     assert.equal(legacy.status, 201);

@@ -1,8 +1,10 @@
 // The route table itself: every route declares its auth requirement, its response schema and its
-// path parameters, and docs/permissions.md describes exactly the registered routes.
+// path parameters; docs/permissions.md describes exactly the registered routes, and the API types
+// the console and CLI are compiled against are generated from exactly this table.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
+import { API_TYPES_FILE, renderApiTypes } from '../../scripts/api-types.ts';
 import { renderPermissionsDoc, PERMISSIONS_DOC } from '../../scripts/permissions-doc.ts';
 import { validateAuthRequirement } from '../../src/platform/http/auth.ts';
 import { startTestService, type TestService } from '../support/service.ts';
@@ -65,5 +67,16 @@ describe('route declarations [pglite]', () => {
       // missing: reported below
     }
     assert.ok(committed === expected, 'docs/permissions.md is stale or missing: run `npm run docs:permissions` and commit the result');
+  });
+
+  test('the console\'s API types (src/api-client/schema.ts) match the live /openapi.json', async () => {
+    const expected = await renderApiTypes(service.app.swagger());
+    let committed = '';
+    try {
+      committed = readFileSync(API_TYPES_FILE, 'utf8');
+    } catch {
+      // missing: reported below
+    }
+    assert.ok(committed === expected, 'src/api-client/schema.ts is stale or missing: run `npm run api:types` and commit the result');
   });
 });

@@ -1,5 +1,6 @@
-// Managed agents: create, fetch by name, update and delete by id, connect.
+// Managed agents: create, list, fetch by name, update and delete by id, connect.
 import { Type } from 'typebox';
+import { pageOf } from '../../platform/http/lists.ts';
 import type { Api } from '../../platform/http/module.ts';
 import type { AppContext } from '../../context.ts';
 import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
@@ -18,6 +19,11 @@ export function agentRoutes(app: Api, ctx: AppContext): void {
     const { agent, created } = await service.createAgent(ctx, request.params.project_id, request.body);
     return reply.status(created ? 201 : 200).send(service.agentView(agent));
   });
+
+  app.get('/accounts/projects/:project_id/agents', {
+    config: { auth: { permission: 'member' } },
+    schema: { tags, summary: 'List managed agents by name (count/offset, filter on the name)', params: ProjectParams, querystring: schema.AgentListQuery, response: { 200: schema.AgentList } },
+  }, async (request) => service.listAgents(ctx, request.params.project_id, pageOf(request.query)));
 
   app.get('/accounts/projects/:project_id/agents/:agent_name', {
     config: { auth: { permission: 'member' } },

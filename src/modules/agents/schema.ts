@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { CountOffsetQuery, ListOf } from '../../platform/http/lists.ts';
 import { JsonObject, Name, StringMap, Timestamp } from '../../platform/http/schemas.ts';
 
 export const AgentName = Type.String({ ...Name, description: 'Agent name, unique in the project' });
@@ -22,6 +23,9 @@ export const Agent = Type.Object({
   created_at: Timestamp,
   updated_at: Timestamp,
 });
+
+export const AgentList = ListOf('agents', Agent);
+export const AgentListQuery = Type.Object(CountOffsetQuery);
 
 export const AgentCreate = Type.Object({
   configuration: AgentConfiguration,

@@ -4,6 +4,7 @@ import type { AppContext } from '../../context.ts';
 import type { Principal, ProjectAccess } from '../../platform/http/auth.ts';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import { FULL_SCOPE, issueParticipantToken } from '../participant-tokens/service.ts';
+import type { Page } from '../../platform/http/lists.ts';
 import * as store from './store.ts';
 
 export function agentView(agent: store.AgentRow) {
@@ -35,6 +36,11 @@ export async function createAgent(ctx: AppContext, projectId: string, input: { c
 /** The agent of that name, if the project has one (for agents named in a body, where a missing one is the request's fault). */
 export function findAgent(ctx: AppContext, projectId: string, name: string): Promise<store.AgentRow | undefined> {
   return store.findAgentByName(ctx.db, projectId, name.trim().toLowerCase());
+}
+
+export async function listAgents(ctx: AppContext, projectId: string, page: Page) {
+  const { items, total } = await store.listAgents(ctx.db, projectId, page);
+  return { agents: items.map(agentView), total };
 }
 
 export async function getAgent(ctx: AppContext, projectId: string, name: string): Promise<store.AgentRow> {

@@ -1,8 +1,9 @@
 // Managed agents of a project. Every query is keyed by the project id.
-import { and, eq } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, ilike } from 'drizzle-orm';
 import { jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
+import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 
 export const agentsTable = pgTable('managed_agents', {
   id: uuid('id').primaryKey(),
@@ -24,6 +25,13 @@ export async function insertAgent(db: Db, agent: typeof agentsTable.$inferInsert
 export async function findAgentByName(db: Db, projectId: string, name: string): Promise<AgentRow | undefined> {
   const [row] = await db.select().from(agentsTable).where(and(eq(agentsTable.projectId, projectId), eq(agentsTable.name, name)));
   return row;
+}
+
+export async function listAgents(db: Db, projectId: string, page: Page) {
+  const where = and(eq(agentsTable.projectId, projectId), page.filter ? ilike(agentsTable.name, likeContains(page.filter)) : undefined);
+  const rows = await db.select({ ...getTableColumns(agentsTable), total: windowTotal }).from(agentsTable).where(where)
+    .orderBy(asc(agentsTable.name), asc(agentsTable.id)).limit(page.limit).offset(page.offset);
+  return pageResult(rows, page, () => countRows(db, agentsTable, where));
 }
 
 export async function updateAgent(db: Db, projectId: string, id: string, changes: Pick<AgentRow, 'name' | 'configuration'>): Promise<AgentRow | undefined> {

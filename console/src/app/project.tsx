@@ -1,0 +1,42 @@
+// The project being worked on, and what the signed-in user may do in it: the roles the API reports
+// (implied ones included), so pages offer only what the API would allow.
+import { Alert, Center, Loader } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
+import { createContext, useContext } from 'react';
+import { Outlet, useParams } from 'react-router';
+import { api, unwrap, type Project, type Role } from '../api.ts';
+import { errorText } from '../ui/feedback.tsx';
+import { projectKey } from './query.ts';
+
+export interface ProjectAccess {
+  projectId: string;
+  project: Project;
+  can: (role: Role) => boolean;
+  /** A console path inside this project: `path('rooms')`. */
+  path: (sub?: string) => string;
+}
+
+const ProjectContext = createContext<ProjectAccess | undefined>(undefined);
+
+export function useProject(): ProjectAccess {
+  const access = useContext(ProjectContext);
+  if (!access) throw new Error('useProject outside a project page');
+  return access;
+}
+
+export function ProjectScope() {
+  const projectId = useParams().projectId!;
+  const params = { params: { path: { project_id: projectId } } };
+  const project = useQuery({ queryKey: projectKey(projectId), queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}', params)) });
+  const role = useQuery({ queryKey: projectKey(projectId, 'role'), queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/role', params)) });
+  if (project.error || role.error) return <Alert color="red" title="This project cannot be opened">{errorText(project.error ?? role.error)}</Alert>;
+  if (!project.data || !role.data) return <Center h={200}><Loader aria-label="Loading the project" /></Center>;
+  const roles = new Set(role.data.roles);
+  const access: ProjectAccess = {
+    projectId,
+    project: project.data,
+    can: (needed) => roles.has(needed),
+    path: (sub) => `/p/${projectId}${sub ? `/${sub}` : ''}`,
+  };
+  return <ProjectContext.Provider value={access}><Outlet /></ProjectContext.Provider>;
+}

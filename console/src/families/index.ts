@@ -1,0 +1,21 @@
+// The families the console shows, in navigation order. One line per family (docs/console.md).
+import { agents } from './agents/index.ts';
+import { apiKeys } from './api-keys/index.ts';
+import type { Family } from './family.ts';
+import { members } from './members/index.ts';
+import { oauthClients } from './oauth-clients/index.ts';
+import { project } from './project/index.ts';
+import { rooms } from './rooms/index.ts';
+import { storage } from './storage/index.ts';
+import { webhooks } from './webhooks/index.ts';
+
+export const families: readonly Family[] = [
+  project,
+  rooms,
+  agents,
+  storage,
+  members,
+  apiKeys,
+  oauthClients,
+  webhooks,
+];

@@ -1,0 +1,53 @@
+// Builds the web console (console/ → console/dist) when the build is missing or stale: the hash of
+// its sources, the shared API client and the lockfile is kept beside the build and compared. Run by
+// `npm install` (prepare), `npm start` and `npm test`, so neither has to remember; without Vite
+// (an install without dev dependencies) an existing build is kept as it is.
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const CONSOLE = join(root, 'console');
+const DIST = join(CONSOLE, 'dist');
+const STAMP = join(DIST, '.source-hash');
+const SOURCES = [CONSOLE, join(root, 'src', 'api-client'), join(root, 'package-lock.json')];
+
+function files(path: string): string[] {
+  if (!existsSync(path)) return [];
+  if (!statSync(path).isDirectory()) return [path];
+  return readdirSync(path, { withFileTypes: true })
+    .filter((entry) => !['dist', 'node_modules', 'openapi.json'].includes(entry.name) && !entry.name.startsWith('.'))
+    .flatMap((entry) => files(join(path, entry.name)));
+}
+
+/** The hash of everything the build is made from. */
+export function sourceHash(): string {
+  const hash = createHash('sha256');
+  for (const file of SOURCES.flatMap(files).sort()) hash.update(`${relative(root, file)}\0`).update(readFileSync(file)).update('\0');
+  return hash.digest('hex');
+}
+
+export function consoleIsCurrent(): boolean {
+  return existsSync(STAMP) && readFileSync(STAMP, 'utf8') === sourceHash();
+}
+
+/** Builds the console unless it is current; says which. */
+export async function ensureConsoleBuilt(log: (line: string) => void = (line) => process.stdout.write(`${line}\n`)): Promise<void> {
+  if (consoleIsCurrent()) return;
+  let vite: typeof import('vite');
+  try {
+    vite = await import('vite');
+  } catch {
+    log(existsSync(join(DIST, 'index.html'))
+      ? 'console: sources changed but Vite is not installed (npm install without dev dependencies); keeping the existing build'
+      : 'console: not built and Vite is not installed; run `npm install` to build it');
+    return;
+  }
+  const started = performance.now();
+  const hash = sourceHash();
+  await vite.build({ configFile: join(CONSOLE, 'vite.config.ts'), logLevel: 'warn' });
+  writeFileSync(STAMP, hash);
+  log(`console: built into ${relative(root, DIST)} in ${Math.round(performance.now() - started)} ms`);
+}
+
+if (import.meta.main) await ensureConsoleBuilt();

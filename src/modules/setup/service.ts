@@ -1,0 +1,68 @@
+// First run: while no account exists, whoever holds the setup token (printed by `atrium serve`)
+// may create the first admin and their project. The token is derived from the service's secret
+// key, so every instance sharing the key accepts the same one and nothing is stored; once an
+// account exists the setup is gone, token or not.
+import { hkdfSync, timingSafeEqual } from 'node:crypto';
+import type { Config } from '../../config.ts';
+import type { AppContext } from '../../context.ts';
+import { loadSecretKey } from '../../platform/crypto/secrets.ts';
+import { apiError, forbidden, notFound } from '../../platform/http/errors.ts';
+import { createProject } from '../projects/service.ts';
+import { createUser, hasUsers, PASSWORD_MIN_LENGTH } from '../users/service.ts';
+
+/** The console page that takes the token. */
+export const SETUP_PATH = '/console/setup';
+
+export function setupToken(config: Pick<Config, 'secretKey' | 'dataDir'>): string {
+  const master = loadSecretKey(config.secretKey, config.dataDir);
+  return Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'atrium first-run setup', 32)).toString('base64url');
+}
+
+/** The one-time link to print, or undefined once an account exists. */
+export async function setupLink(ctx: AppContext): Promise<string | undefined> {
+  if (await hasUsers(ctx.db)) return undefined;
+  return `${ctx.config.publicUrl}${SETUP_PATH}?token=${setupToken(ctx.config)}`;
+}
+
+function checkToken(ctx: AppContext, token: string): void {
+  const expected = Buffer.from(setupToken(ctx.config));
+  const given = Buffer.from(token);
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw forbidden('The setup token is not valid; use the link `atrium serve` printed');
+}
+
+/** 403 for a wrong token, 404 once the setup is done. */
+export async function checkSetup(ctx: AppContext, token: string): Promise<void> {
+  checkToken(ctx, token);
+  if (await hasUsers(ctx.db)) throw notFound('Setup (an account exists already)');
+}
+
+export interface SetupInput {
+  token: string;
+  email: string;
+  password: string;
+  first_name?: string | undefined;
+  last_name?: string | undefined;
+  project_name: string;
+}
+
+// Two submissions at once on this instance must not both find the database empty.
+let running: Promise<unknown> = Promise.resolve();
+
+export function runSetup(ctx: AppContext, input: SetupInput): Promise<{ user_id: string; project_id: string }> {
+  const setup = running.then(async () => {
+    await checkSetup(ctx, input.token);
+    if (input.password.length < PASSWORD_MIN_LENGTH) throw apiError('weak_password', { min: PASSWORD_MIN_LENGTH });
+    const user = await createUser(ctx.db, {
+      email: input.email.trim().toLowerCase(),
+      password: input.password,
+      firstName: input.first_name?.trim(),
+      lastName: input.last_name?.trim(),
+      emailVerified: true,
+    });
+    const project = await createProject(ctx.db, user.id, input.project_name.trim());
+    ctx.log.info({ userId: user.id, projectId: project.id }, 'first-run setup created the first admin and project');
+    return { user_id: user.id, project_id: project.id };
+  });
+  running = setup.catch(() => undefined);
+  return setup;
+}

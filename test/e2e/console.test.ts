@@ -1,0 +1,372 @@
+// The web console in headless Chromium, as a project owner uses it, on the embedded quick start:
+// first-run setup from an empty database, then rooms, API keys, OAuth clients with their branded
+// consent page, webhooks with deliveries, storage, what a member without rights sees, and
+// sign-out. It measures the console's budgets (docs/benchmarks.md) and leaves screenshots of every
+// main page, light and dark, in test-artifacts/. The steps share one server and one signed-in
+// browser, in order, as a person would go.
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { after, before, describe, test, type TestContext } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { setupLink } from '../../src/modules/setup/service.ts';
+import { chromiumLaunchArgs } from '../support/chromium.ts';
+import { chromiumPath, requireOrSkip } from '../support/env.ts';
+import { authorizationRequest, discover } from '../support/oauth.ts';
+import { call, createUserWithToken, startTestService, type TestService } from '../support/service.ts';
+
+const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts');
+const ADMIN = { email: 'owner@example.test', password: 'a long admin password', firstName: 'Olive' };
+const LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="#e8590c"/></svg>';
+// The sign-in pages' dark background (src/oauth/assets.ts).
+const DARK_BG = 'rgb(15, 17, 21)';
+
+const BUDGET = { firstPageMs: 1500, firstPageJsGzipBytes: 350 * 1024, longTaskMs: 200 };
+
+/** The application side of an OAuth client, and a webhook receiver: records what arrives. */
+function startPeer(): Promise<{ server: Server; url: string; webhooks: { headers: IncomingMessage['headers']; body: string }[] }> {
+  const webhooks: { headers: IncomingMessage['headers']; body: string }[] = [];
+  const server = createServer((req, res) => {
+    if (req.url === '/logo.svg') {
+      res.writeHead(200, { 'content-type': 'image/svg+xml' }).end(LOGO_SVG);
+      return;
+    }
+    let body = '';
+    req.setEncoding('utf8').on('data', (chunk: string) => { body += chunk; }).on('end', () => {
+      if (req.url === '/webhook') webhooks.push({ headers: req.headers, body });
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('received');
+    });
+  });
+  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, webhooks })));
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('the web console in Chromium', () => {
+  let service: TestService;
+  let browser: Browser;
+  let admin: BrowserContext;
+  let page: Page;
+  let peer: Awaited<ReturnType<typeof startPeer>>;
+  let projectId = '';
+  let apiKey = '';
+  const budgets: Record<string, number> = {};
+  const console$ = (path: string) => `${service.url}/console${path}`;
+
+  before(async () => {
+    if (!chromiumPath) return;
+    mkdirSync(ARTIFACTS, { recursive: true });
+    peer = await startPeer();
+    // The embedded quick start's defaults: email sign-in, the development mailbox, private webhooks.
+    service = await startTestService('pglite');
+    browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumLaunchArgs });
+    admin = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    page = await admin.newPage();
+    page.setDefaultTimeout(20_000);
+  });
+  after(async () => {
+    await browser?.close();
+    await service?.stop();
+    peer?.server.close();
+    if (Object.keys(budgets).length > 0) writeFileSync(join(ARTIFACTS, 'console-budgets.json'), `${JSON.stringify(budgets, null, 2)}\n`);
+  });
+
+  const ready = (t: TestContext) => requireOrSkip(t, chromiumPath !== undefined, 'Chromium');
+
+  /** A screenshot of the page as it is, in the light and the dark scheme (the console follows the system's). */
+  async function shoot(target: Page, name: string) {
+    for (const scheme of ['light', 'dark'] as const) {
+      await target.emulateMedia({ colorScheme: scheme });
+      await target.waitForTimeout(150);
+      await target.screenshot({ path: join(ARTIFACTS, `console-${name}-${scheme}.png`), fullPage: true });
+    }
+    await target.emulateMedia({ colorScheme: 'light' });
+  }
+
+  const nav = (target: Page, name: string) => target.getByRole('navigation', { name: 'Project' }).getByRole('link', { name, exact: true });
+
+  async function signIn(target: Page, email: string, password: string) {
+    await target.locator('#password-form').waitFor();
+    await target.getByLabel('Email').fill(email);
+    await target.getByLabel('Password').fill(password);
+    await target.getByRole('button', { name: 'Sign in' }).click();
+    await target.getByRole('heading', { name: 'Allow Atrium console to access your account?' }).waitFor();
+    await target.getByRole('button', { name: 'Allow' }).click();
+  }
+
+  test('first run: the setup link creates the first admin and project, then signs in', async (t) => {
+    if (!ready(t)) return;
+    const link = await setupLink(service.ctx);
+    assert.ok(link, 'an empty database offers the setup link');
+
+    await page.goto(console$('/setup'));
+    await page.getByText('This setup link is not valid').waitFor();
+
+    await page.goto(link);
+    await page.getByRole('heading', { name: 'Set up Atrium' }).waitFor();
+    assert.ok(!page.url().includes('token='), 'the token leaves the address bar');
+    await shoot(page, 'setup');
+    await page.getByLabel('Email').fill(ADMIN.email);
+    await page.getByLabel('Password (at least 8 characters)').fill(ADMIN.password);
+    await page.getByLabel('First name').fill(ADMIN.firstName);
+    await page.getByLabel('Project name').fill('Launch');
+    await page.getByRole('button', { name: 'Create and sign in' }).click();
+
+    // The sign-in page opens with the new address filled in.
+    await page.locator('#password-form').waitFor();
+    assert.equal(await page.getByLabel('Email').inputValue(), ADMIN.email);
+    await signIn(page, ADMIN.email, ADMIN.password);
+    await page.getByRole('heading', { name: 'Launch' }).waitFor();
+    projectId = /\/console\/p\/([0-9a-f-]{36})/.exec(page.url())![1]!;
+    await shoot(page, 'project');
+
+    // The setup is gone now that an account exists.
+    const closed = await admin.newPage();
+    await closed.goto(link);
+    await closed.getByText('Atrium is already set up').waitFor();
+    await closed.close();
+  });
+
+  test('budget: the first page is interactive within 1.5 s and ships at most 350 KB of gzipped JavaScript', async (t) => {
+    if (!ready(t)) return;
+    // A new tab each time: tokens are in memory only, so it signs in again, silently through the
+    // browser's session, before the page shows. The machine is shared: the best of three loads.
+    const times: number[] = [];
+    let jsGzip = 0;
+    for (let run = 0; run < 3; run++) {
+      const fresh = await admin.newPage();
+      const scripts: Promise<number>[] = [];
+      fresh.on('response', (response) => {
+        if (response.request().resourceType() === 'script') scripts.push(response.body().then((body) => gzipSync(body, { level: 9 }).length, () => 0));
+      });
+      const started = Date.now();
+      await fresh.goto(console$(`/p/${projectId}/rooms`));
+      await fresh.getByRole('heading', { name: 'Rooms' }).waitFor();
+      await fresh.getByText('No rooms yet.').waitFor();
+      await fresh.getByLabel('Filter by name').fill('x');
+      times.push(Date.now() - started);
+      jsGzip = (await Promise.all(scripts)).reduce((a, b) => a + b, 0);
+      await fresh.close();
+    }
+    budgets.firstPageInteractiveMs = Math.min(...times);
+    budgets.firstPageJsGzipBytes = jsGzip;
+    assert.ok(budgets.firstPageInteractiveMs <= BUDGET.firstPageMs, `first page interactive in ${budgets.firstPageInteractiveMs} ms`);
+    assert.ok(jsGzip <= BUDGET.firstPageJsGzipBytes, `first page JavaScript ${jsGzip} bytes gzipped`);
+  });
+
+  test('a room: create it, connect, and the participant token validates', async (t) => {
+    if (!ready(t)) return;
+    await nav(page, 'Rooms').click();
+    await page.getByRole('button', { name: 'New room' }).click();
+    await page.getByLabel(/^Name/).fill('lobby');
+    await page.getByLabel('Metadata (JSON object, optional)').fill('{"topic": "launch"}');
+    await page.getByRole('button', { name: 'Create room' }).click();
+    await page.getByRole('heading', { name: 'lobby' }).waitFor();
+    await page.getByRole('button', { name: 'Connect' }).click();
+    const token = await page.getByLabel('Participant token', { exact: true }).inputValue();
+    assert.match(await page.getByLabel('Room URL', { exact: true }).inputValue(), /\/rooms\/lobby$/);
+    await shoot(page, 'room-connect');
+    await page.getByRole('button', { name: 'Done' }).click();
+    const validated = await call(service, 'POST', '/api/participant-token/validate', { json: { token } });
+    assert.equal(validated.status, 200, JSON.stringify(validated.body));
+    await nav(page, 'Rooms').click();
+    await page.getByRole('link', { name: 'lobby' }).waitFor();
+    await shoot(page, 'rooms');
+  });
+
+  test('an API key: shown once, and it works from outside the browser', async (t) => {
+    if (!ready(t)) return;
+    await nav(page, 'API keys').click();
+    await page.getByRole('button', { name: 'New API key' }).click();
+    await page.getByLabel(/^Name/).fill('deploy');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByText('You will not see this again').waitFor();
+    apiKey = await page.getByLabel('API key', { exact: true }).inputValue();
+    assert.match(apiKey, /^ma-/);
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    const rooms = await call(service, 'GET', `/accounts/projects/${projectId}/rooms`, { token: apiKey });
+    assert.equal(rooms.status, 200);
+    assert.deepEqual(rooms.body.rooms.map((r: { name: string }) => r.name), ['lobby']);
+    await page.getByRole('cell', { name: 'deploy' }).waitFor();
+    await shoot(page, 'api-keys');
+  });
+
+  test('an OAuth client with a logo and the dark theme: the preview, then the real consent page', async (t) => {
+    if (!ready(t)) return;
+    const redirectUri = `${peer.url}/callback`;
+    await nav(page, 'OAuth clients').click();
+    await page.getByRole('button', { name: 'New OAuth client' }).click();
+    await page.getByLabel(/^Name/).fill('Launch app');
+    await page.getByRole('combobox', { name: 'Redirect URIs' }).fill(redirectUri);
+    await page.getByRole('combobox', { name: 'Redirect URIs' }).press('Enter');
+    await page.getByLabel('Logo URL').fill(`${peer.url}/logo.svg`);
+    await page.getByRole('combobox', { name: 'Theme of the sign-in pages' }).click();
+    await page.getByRole('option', { name: 'dark' }).click();
+    const preview = page.getByTestId('consent-preview');
+    await preview.getByText('Allow Launch app to access your account?').waitFor();
+    assert.equal(await preview.getAttribute('data-theme'), 'dark');
+    await shoot(page, 'oauth-client-form');
+    await page.getByRole('button', { name: 'Register client' }).click();
+    await page.getByText('You will not see this again').waitFor();
+    const clientId = await page.getByLabel('Client id', { exact: true }).inputValue();
+    const clientSecret = await page.getByLabel('Client secret', { exact: true }).inputValue();
+    assert.ok(clientSecret.length > 20);
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.getByRole('heading', { name: 'Launch app', exact: true }).waitFor();
+    await shoot(page, 'oauth-client');
+
+    // The application sends the signed-in owner to Atrium: the consent page wears its brand.
+    const config = await discover(service, { clientId, clientSecret });
+    const request = await authorizationRequest(config, redirectUri, 'openid email profile:read');
+    const consent = await admin.newPage();
+    await consent.goto(request.url.href);
+    await consent.getByRole('heading', { name: 'Allow Launch app to access your account?' }).waitFor();
+    const look = await consent.evaluate(`(() => {
+      const logo = document.querySelector('#client-logo');
+      return { background: getComputedStyle(document.body).backgroundColor, logo: logo.src, loaded: logo.complete && logo.naturalWidth > 0 };
+    })()`) as { background: string; logo: string; loaded: boolean };
+    assert.equal(look.background, DARK_BG);
+    assert.equal(look.logo, `${peer.url}/logo.svg`);
+    assert.ok(look.loaded, 'the logo loads');
+    await consent.screenshot({ path: join(ARTIFACTS, 'console-oauth-consent-dark.png'), fullPage: true });
+    await consent.close();
+  });
+
+  test('a webhook to a local receiver: a storage upload is delivered, seen in the history, and redelivered; the file downloads', async (t) => {
+    if (!ready(t)) return;
+    await nav(page, 'Webhooks').click();
+    await page.getByRole('button', { name: 'New webhook' }).click();
+    await page.getByLabel(/^Name/).fill('receiver');
+    await page.getByLabel(/^URL/).fill(`${peer.url}/webhook`);
+    await page.getByRole('button', { name: 'Register webhook' }).click();
+    await page.getByText('You will not see this again').waitFor();
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.getByRole('heading', { name: 'receiver' }).waitFor();
+
+    // Upload through the console: a progress bar, then the file; the upload is the event.
+    await nav(page, 'Storage').click();
+    const content = `hello from the console ${Date.now()}\n`.repeat(2000);
+    await page.locator('input[type=file]').setInputFiles({ name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from(content) });
+    await page.getByRole('cell', { name: 'notes.txt' }).waitFor();
+    await shoot(page, 'storage');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download' }).click()]);
+    assert.equal(download.suggestedFilename(), 'notes.txt');
+    assert.equal(readFileSync(await download.path(), 'utf8'), content);
+
+    await until('the receiver got the delivery', () => peer.webhooks.length >= 1);
+    assert.match(peer.webhooks[0]!.body, /storage\.file\.updated/);
+    assert.ok(peer.webhooks[0]!.headers['service-signature'], 'signed');
+
+    await nav(page, 'Webhooks').click();
+    await page.getByRole('link', { name: 'receiver' }).click();
+    const delivery = page.getByTestId('delivery').first();
+    await delivery.getByText('succeeded').waitFor();
+    await delivery.getByText('storage.file.updated').click();
+    await delivery.getByText('HTTP 200').first().waitFor();
+    await delivery.getByText('received').first().waitFor();
+    await shoot(page, 'webhook');
+    await delivery.getByRole('button', { name: 'Redeliver' }).click();
+    await until('the receiver got the redelivery', () => peer.webhooks.length >= 2);
+    await delivery.getByText('manual').waitFor();
+    await nav(page, 'Webhooks').click();
+    await shoot(page, 'webhooks');
+  });
+
+  test('the remaining pages: managed agents, members, OAuth clients, profile', async (t) => {
+    if (!ready(t)) return;
+    const agent = await call(service, 'POST', `/accounts/projects/${projectId}/agents`, { token: apiKey, json: { configuration: { version: 'v1', kind: 'ManagedAgent', metadata: { name: 'support-bot' } } } });
+    assert.equal(agent.status, 201);
+    await nav(page, 'Managed agents').click();
+    await page.getByRole('link', { name: 'support-bot' }).waitFor();
+    await shoot(page, 'agents');
+    await page.getByRole('link', { name: 'support-bot' }).click();
+    await page.getByRole('heading', { name: 'support-bot' }).waitFor();
+    await shoot(page, 'agent');
+    await nav(page, 'Members').click();
+    await page.getByRole('cell', { name: ADMIN.email }).waitFor();
+    await shoot(page, 'members');
+    await nav(page, 'OAuth clients').click();
+    await page.getByRole('link', { name: 'Launch app' }).waitFor();
+    await shoot(page, 'oauth-clients');
+    await page.getByRole('button', { name: 'Account menu' }).click();
+    await page.getByRole('menuitem', { name: 'Profile' }).click();
+    await page.getByRole('heading', { name: 'Profile' }).waitFor();
+    await shoot(page, 'profile');
+  });
+
+  test('budget: 1,000 rooms render and scroll without a long task over 200 ms', async (t) => {
+    if (!ready(t)) return;
+    const names = Array.from({ length: 999 }, (_, i) => `room-${String(i).padStart(4, '0')}`);
+    for (let i = 0; i < names.length; i += 25) {
+      await Promise.all(names.slice(i, i + 25).map(async (name) => {
+        const created = await call(service, 'POST', `/accounts/projects/${projectId}/rooms`, { token: apiKey, json: { name } });
+        assert.equal(created.status, 201);
+      }));
+    }
+    const list = await admin.newPage();
+    await list.addInitScript(`window.__longTasks = [];
+      new PerformanceObserver((entries) => { for (const e of entries.getEntries()) window.__longTasks.push(e.duration); }).observe({ type: 'longtask' });`);
+    await list.goto(console$(`/p/${projectId}/rooms`));
+    await list.getByText('1000 in all').waitFor();
+    await list.evaluate('window.__longTasks.length = 0');
+    await list.getByRole('combobox', { name: 'Rows per page' }).click();
+    await list.getByRole('option', { name: '1000' }).click();
+    await list.getByRole('link', { name: 'room-0000' }).waitFor();
+    const scroller = list.getByTestId('list-scroller');
+    for (let step = 1; step <= 20; step++) {
+      await scroller.evaluate((element, fraction) => { (element as { scrollTop: number; scrollHeight: number }).scrollTop = fraction * (element as { scrollHeight: number }).scrollHeight; }, step / 20);
+      await list.waitForTimeout(50);
+    }
+    await list.getByRole('link', { name: 'room-0998' }).waitFor();
+    const tasks = await list.evaluate('window.__longTasks.slice()') as number[];
+    budgets.thousandRoomsLongestTaskMs = Math.round(Math.max(0, ...tasks));
+    budgets.thousandRoomsLongTasks = tasks.length;
+    await list.close();
+    assert.ok(budgets.thousandRoomsLongestTaskMs <= BUDGET.longTaskMs, `longest task ${budgets.thousandRoomsLongestTaskMs} ms`);
+  });
+
+  test('a member without rights does not see admin actions', async (t) => {
+    if (!ready(t)) return;
+    const member = await createUserWithToken(service, 'member');
+    const added = await call(service, 'POST', `/accounts/projects/${projectId}/users`, { token: apiKey, json: { user_id: member.userId, roles: ['member'] } });
+    assert.equal(added.status, 200);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const view = await context.newPage();
+    view.setDefaultTimeout(20_000);
+    await view.goto(console$(`/p/${projectId}/rooms`));
+    await signIn(view, member.email, 'correct horse battery staple');
+    await view.getByRole('link', { name: 'lobby' }).waitFor();
+    const entries = await view.getByRole('navigation', { name: 'Project' }).getByRole('link').allTextContents();
+    assert.deepEqual(entries, ['Project', 'Rooms', 'Managed agents', 'Storage']);
+    assert.equal(await view.getByRole('button', { name: 'New room' }).count(), 0);
+    await view.getByRole('link', { name: 'lobby' }).click();
+    await view.getByRole('button', { name: 'Connect' }).waitFor();
+    assert.equal(await view.getByRole('button', { name: 'Delete' }).count(), 0);
+    assert.equal(await view.getByRole('button', { name: 'Edit' }).count(), 0);
+    await nav(view, 'Storage').click();
+    await view.getByRole('cell', { name: 'notes.txt' }).waitFor();
+    assert.equal(await view.getByRole('button', { name: 'Upload a file' }).count(), 0);
+    assert.equal(await view.getByRole('button', { name: 'Delete' }).count(), 0);
+    await shoot(view, 'member-storage');
+    await context.close();
+  });
+
+  test('sign-out ends the session: the next visit asks to sign in', async (t) => {
+    if (!ready(t)) return;
+    await page.getByRole('button', { name: 'Account menu' }).click();
+    await page.getByRole('menuitem', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { name: 'You are signed out' }).waitFor();
+    await page.goto(console$(`/p/${projectId}`));
+    await page.locator('#password-form').waitFor();
+  });
+});

@@ -1,0 +1,47 @@
+// First-run setup: only with the token, only while no account exists, then gone. (PGlite only:
+// the setup needs an empty database, and the PostgreSQL suites share one.)
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setupLink, setupToken } from '../../src/modules/setup/service.ts';
+import { findUserById, issuePersonalAccessToken } from '../../src/modules/users/service.ts';
+import { call, startTestService, type TestService } from '../support/service.ts';
+
+describe('first-run setup [pglite]', () => {
+  let service: TestService;
+  before(async () => {
+    service = await startTestService('pglite');
+  });
+  after(() => service?.stop());
+
+  const body = (token: string, extra: Record<string, string> = {}) => ({ token, email: 'First@Example.test', password: 'a long password', first_name: 'Ada', project_name: 'First project', ...extra });
+
+  test('the link is printed on an empty database; the wrong token is refused; the right one creates the admin and project once', async () => {
+    const token = setupToken(service.ctx.config);
+    assert.equal(await setupLink(service.ctx), `${service.url}/console/setup?token=${token}`);
+
+    assert.equal((await call(service, 'POST', '/setup/check', { json: { token: 'x'.repeat(43) } })).status, 403);
+    assert.equal((await call(service, 'POST', '/setup', { json: body('wrong') })).status, 403);
+    assert.equal((await call(service, 'POST', '/setup/check', { json: { token } })).status, 200);
+    const weak = await call(service, 'POST', '/setup', { json: body(token, { password: 'short' }) });
+    assert.equal(weak.status, 400);
+    assert.equal(weak.body.error.code, 'weak_password');
+
+    const created = await call(service, 'POST', '/setup', { json: body(token) });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const { user_id: userId, project_id: projectId } = created.body;
+
+    // An ordinary, confirmed account (its address lower-cased), admin of the new project.
+    const user = await findUserById(service.ctx.db, userId);
+    assert.equal(user?.email, 'first@example.test');
+    assert.ok(user?.emailVerifiedAt);
+    const userToken = await issuePersonalAccessToken(service.ctx.db, userId, 'test');
+    const role = await call(service, 'GET', `/accounts/projects/${projectId}/role`, { token: userToken });
+    assert.equal(role.body.role, 'admin');
+
+    // Gone once an account exists, token or not.
+    assert.equal(await setupLink(service.ctx), undefined);
+    assert.equal((await call(service, 'POST', '/setup/check', { json: { token } })).status, 404);
+    const again = await call(service, 'POST', '/setup', { json: body(token, { email: 'second@example.test' }) });
+    assert.equal(again.status, 404);
+  });
+});
