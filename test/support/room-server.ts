@@ -190,9 +190,12 @@ export async function startFakeRoomServer(): Promise<FakeRoomServer> {
       const exporter = protocol === 'json' ? new JsonLogExporter(otlp('logs')) : new ProtoLogExporter(otlp('logs'));
       const provider = new LoggerProvider({ resource: resourceFromAttributes(resource), processors: [new SimpleLogRecordProcessor({ exporter })] });
       const logger = provider.getLogger('fake-room-server');
-      for (const record of records) {
-        logger.emit({ body: record.body, severityText: record.severity ?? 'INFO', severityNumber: SEVERITY[record.severity ?? 'INFO'], attributes: record.attributes ?? {} });
-      }
+      // One export per record, sent concurrently, so the arrival order is anyone's: distinct times
+      // (a millisecond apart, in the order given) are what orders them in Atrium.
+      const start = Date.now();
+      records.forEach((record, i) => {
+        logger.emit({ body: record.body, timestamp: start + i, severityText: record.severity ?? 'INFO', severityNumber: SEVERITY[record.severity ?? 'INFO'], attributes: record.attributes ?? {} });
+      });
       await provider.forceFlush();
       await provider.shutdown();
     },
