@@ -28,11 +28,12 @@ const CONSOLE_DIST = new URL('../console/dist', import.meta.url).pathname;
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
 /**
- * A route's path as documents and clients write it: `{name}` for a parameter, and `:` for the
- * router's escaped literal colon `::` (as in `…/policy::grant`).
+ * A route's path as the OpenAPI document writes it: `{name}` for a parameter, `{*}` for a trailing
+ * wildcard (as @fastify/swagger does), and `:` for the router's escaped literal colon `::` (as in
+ * `…/policy::grant`).
  */
 export function documentedPath(url: string): string {
-  return url.replace(/(?<!:):([A-Za-z0-9_]+)/g, '{$1}').replaceAll('::', ':');
+  return url.replace(/(?<!:):([A-Za-z0-9_]+)/g, '{$1}').replaceAll('::', ':').replace(/\/\*$/, '/{*}');
 }
 
 export interface BuiltApp {
