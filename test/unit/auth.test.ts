@@ -3,7 +3,7 @@
 // takes its project from a header or from a credential bound to one project.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import Fastify from 'fastify';
+import Fastify, { type FastifyRequest } from 'fastify';
 import { Auth, installAuth, validateAuthRequirement, type CredentialVerifier, type Principal } from '../../src/platform/http/auth.ts';
 import { installErrorHandling } from '../../src/platform/http/errors.ts';
 
@@ -68,4 +68,200 @@ test('a route without :project_id: the project from a header, or from a credenti
 test('a project role needs :project_id or a project header', () => {
   assert.match(validateAuthRequirement({ method: 'GET', url: '/x', config: { auth: { permission: 'member' } } }) ?? '', /no :project_id/);
   assert.equal(validateAuthRequirement({ method: 'GET', url: '/x', config: { auth: { permission: 'member', project: { headers: ['service-project-id'] } } } }), undefined);
+});
+
+// --- what mutation testing found untested (docs/architecture.md#mutation-testing) -----------------
+
+/** Tokens spell their principal: `key:<project>:<roles>`, `user:<id>`, `oauth:<id>:<scopes>`, `part:<project>`. */
+function spelled(token: string): Principal | undefined {
+  const [kind, a = '', ...rest] = token.split(':');
+  const b = rest.join(':');
+  const project = a === 'p' ? PROJECT : OTHER;
+  if (kind === 'key') return { kind: 'api_key', credentialId: token, projectId: project, keyRoles: b ? (b.split(',') as never) : undefined, name: token };
+  if (kind === 'user') return { kind: 'user', credentialId: token, userId: a, name: token };
+  if (kind === 'oauth') return { kind: 'oauth', credentialId: token, userId: a, scopes: new Set(b.split(',')), name: token };
+  if (kind === 'part') return { kind: 'participant', credentialId: token, projectId: project, name: token };
+  return undefined;
+}
+
+function counted(principalOf: (token: string) => Principal | undefined = spelled) {
+  const calls: string[] = [];
+  const verifier: CredentialVerifier = { kind: 'api_key', matches: () => true, verify: async (token) => { calls.push(token); return principalOf(token); } };
+  return { verifier, calls };
+}
+
+const members = (table: Record<string, readonly string[]>) => {
+  const asked: string[] = [];
+  return {
+    asked,
+    memberships: {
+      rolesOf: async (userId: string, projectId: string) => { asked.push(`${userId}:${projectId}`); return projectId === PROJECT ? table[userId] : undefined; },
+      sharesProjectWithRole: async () => false,
+    },
+  };
+};
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+test('verified credentials are cached for the cache time, failures never; no cache time means a millisecond', async () => {
+  const cached = new Auth(60_000);
+  const seen = counted();
+  cached.addVerifier(seen.verifier);
+  await cached.authenticate('user:u1');
+  await pause(10);
+  assert.equal((await cached.authenticate('user:u1'))?.userId, 'u1');
+  assert.deepEqual(seen.calls, ['user:u1'], 'the second request is a cache hit');
+  assert.equal(await cached.authenticate('nobody'), undefined);
+  assert.equal(await cached.authenticate('nobody'), undefined);
+  assert.deepEqual(seen.calls, ['user:u1', 'nobody', 'nobody'], 'an unknown token is asked about every time');
+
+  const uncached = new Auth(0);
+  const again = counted();
+  uncached.addVerifier(again.verifier);
+  await uncached.authenticate('user:u1');
+  await pause(10);
+  await uncached.authenticate('user:u1');
+  assert.deepEqual(again.calls, ['user:u1', 'user:u1'], 'ATRIUM_AUTH_CACHE_SECONDS=0 re-verifies');
+});
+
+test('a verifier is asked only about tokens it recognises, and one that declines passes the token on', async () => {
+  const auth = new Auth(0);
+  const asked: string[] = [];
+  auth.addVerifier({ kind: 'oauth', matches: (t) => t.startsWith('jwt.'), verify: async (t) => { asked.push(`oauth ${t}`); return undefined; } });
+  auth.addVerifier({ kind: 'api_key', matches: (t) => t.startsWith('ma-'), verify: async (t) => { asked.push(`key ${t}`); return { kind: 'api_key', credentialId: t, projectId: PROJECT, name: t }; } });
+  auth.addVerifier({ kind: 'participant', matches: (t) => t.startsWith('jwt.'), verify: async (t) => { asked.push(`participant ${t}`); return { kind: 'participant', credentialId: t, projectId: PROJECT, name: t }; } });
+  assert.equal((await auth.authenticate('jwt.x'))?.kind, 'participant');
+  assert.deepEqual(asked, ['oauth jwt.x', 'participant jwt.x'], 'the key verifier never saw a JWT');
+});
+
+test('revoking a credential evicts every cached token of it, and only those; membership changes evict one pair', async () => {
+  const auth = new Auth(60_000);
+  const ids: Record<string, string> = { t1: 'cred-a', t2: 'cred-a', t3: 'cred-b' };
+  const seen = counted((token) => ({ kind: 'user', credentialId: ids[token]!, userId: 'u1', name: token }));
+  auth.addVerifier(seen.verifier);
+  for (const t of ['t1', 't2', 't3']) await auth.authenticate(t);
+  auth.forgetCredential('cred-a');
+  for (const t of ['t1', 't2', 't3']) await auth.authenticate(t);
+  assert.deepEqual(seen.calls, ['t1', 't2', 't3', 't1', 't2'], 't3 (another credential) stayed cached');
+
+  const { memberships, asked } = members({ u1: ['developer'] });
+  auth.setMemberships(memberships);
+  assert.equal(auth.memberships, memberships, 'the membership port is the one set');
+  await auth.directRoles('u1', PROJECT);
+  await auth.directRoles('u1', PROJECT);
+  await auth.directRoles('u1', OTHER);
+  auth.forgetMembership('u1', PROJECT);
+  await auth.directRoles('u1', PROJECT);
+  await auth.directRoles('u1', OTHER);
+  assert.deepEqual(asked, [`u1:${PROJECT}`, `u1:${OTHER}`, `u1:${PROJECT}`], 'cached per user and project; forgetting one pair keeps the other');
+});
+
+test('project access: by the credential, the membership, or none (404, never 403)', async () => {
+  const lonely = new Auth(0);
+  await assert.rejects(lonely.projectAccess(spelled('user:u1')!, PROJECT), /Project not found/, 'no membership port: nobody is a member');
+  const auth = new Auth(0);
+  auth.setMemberships(members({ u1: ['developer'] }).memberships);
+  await assert.rejects(auth.projectAccess(spelled('user:u1')!, 'not-a-uuid'), /Project not found/);
+  await assert.rejects(auth.projectAccess(spelled('key:o:')!, PROJECT), /Project not found/, "a key of another project");
+  assert.ok((await auth.projectAccess(spelled('key:p:')!, PROJECT)).roles.has('admin'), 'a key without roles acts as an admin');
+  assert.deepEqual([...(await auth.projectAccess(spelled('key:p:room_server')!, PROJECT)).roles].sort(), ['member', 'room_server']);
+  assert.deepEqual([...(await auth.projectAccess(spelled('part:p')!, PROJECT)).roles], ['member'], 'a participant token without grants is only a member');
+  assert.ok((await auth.projectAccess(spelled('user:u1')!, PROJECT)).roles.has('developer'));
+  await assert.rejects(auth.projectAccess(spelled('user:u2')!, PROJECT), /Project not found/, 'not a member');
+});
+
+async function hookApp(auth: Auth) {
+  const app = Fastify();
+  installErrorHandling(app);
+  installAuth(app, auth);
+  const echo = async (request: FastifyRequest) => ({ kind: request.principal?.kind ?? null, project: request.access?.projectId ?? null, decorated: 'principal' in request && 'access' in request });
+  app.get('/public', { config: { auth: { permission: 'public' } } }, echo);
+  app.get('/any', { config: { auth: { permission: 'authenticated', credentials: ['api_key', 'user', 'oauth'], oauthScope: 'profile:read' } } }, echo);
+  app.get('/p/:project_id/admin', { config: { auth: { permission: 'admin' } } }, echo);
+  app.get('/p/:project_id/oauth', { config: { auth: { permission: 'member', credentials: ['user', 'oauth'], oauthScope: 'profile:read' } } }, echo);
+  app.get('/otlp', { config: { auth: { permission: 'room_server', credentials: ['api_key'], project: 'credential' } } }, echo);
+  app.get('/llm', { config: { auth: { permission: 'member', credentials: ['api_key', 'user', 'oauth'], oauthScope: 'llm:invoke', project: { headers: ['service-project-id', 'x-project'] }, credentialHeaders: ['x-api-key'] } } }, echo);
+  app.get('/lookup', { config: { auth: { permission: 'member', project: { what: 'Thing', resolve: async (request) => (request.query as { p?: string }).p } } } }, echo);
+  await app.ready();
+  return app;
+}
+
+test('the Authorization header: exactly "Bearer <token>", any case, spaces around; anything else is 401', async () => {
+  const auth = new Auth(0);
+  auth.addVerifier(counted().verifier);
+  const app = await hookApp(auth);
+  const status = async (authorization: string) => (await app.inject({ url: `/p/${PROJECT}/admin`, headers: { authorization } })).statusCode;
+  assert.equal(await status('Bearer key:p:'), 200);
+  assert.equal(await status('bearer key:p:'), 200);
+  assert.equal(await status('Bearer   key:p:'), 200, 'several spaces after the scheme');
+  assert.equal(await status('Bearer key:p:  '), 200, 'trailing spaces');
+  for (const bad of ['Basic a2V5OnA6', 'xBearer key:p:', 'Bearer key:p: extra', 'Bearer', 'Bearerkey:p:']) assert.equal(await status(bad), 401, bad);
+  const none = await app.inject({ url: `/p/${PROJECT}/admin` });
+  assert.equal(none.statusCode, 401);
+  const unknown = await app.inject({ url: `/p/${PROJECT}/admin`, headers: { authorization: 'Bearer nobody' } });
+  assert.equal(unknown.statusCode, 401);
+  assert.notEqual(none.json().error.message, unknown.json().error.message, 'a missing and an invalid credential are told apart');
+  await app.close();
+});
+
+test('public routes never look at credentials; others check kind, OAuth scope, role, and set the request up', async () => {
+  const auth = new Auth(0);
+  const seen = counted();
+  auth.addVerifier(seen.verifier);
+  auth.setMemberships(members({ u1: ['developer'], u2: ['admin'] }).memberships);
+  const app = await hookApp(auth);
+  const get = (url: string, token?: string, headers: Record<string, string> = {}) => app.inject({ url, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } });
+
+  const pub = await get('/public', 'garbage');
+  assert.deepEqual(pub.json(), { kind: null, project: null, decorated: true });
+  assert.deepEqual(seen.calls, [], 'a public route never verifies');
+
+  assert.equal((await get(`/p/${PROJECT}/admin`, 'part:p')).statusCode, 403, 'a kind the route does not accept');
+  assert.equal((await get(`/p/${PROJECT}/oauth`, 'oauth:u1:rooms:connect')).statusCode, 403, 'an OAuth token without the scope');
+  assert.deepEqual((await get(`/p/${PROJECT}/oauth`, 'oauth:u1:profile:read')).json(), { kind: 'oauth', project: PROJECT, decorated: true });
+  assert.equal((await get(`/p/${PROJECT}/admin`, 'user:u1')).statusCode, 403, 'a developer is not an admin');
+  assert.deepEqual((await get(`/p/${PROJECT}/admin`, 'user:u2')).json(), { kind: 'user', project: PROJECT, decorated: true });
+  assert.equal((await get(`/p/${OTHER}/admin`, 'user:u2')).statusCode, 404, 'a project the caller is not in');
+  assert.deepEqual((await get('/any', 'user:u1')).json(), { kind: 'user', project: null, decorated: true }, 'authenticated: no project');
+  assert.equal((await get('/any', 'oauth:u1:email')).statusCode, 403, 'authenticated routes check the scope too');
+
+  assert.deepEqual((await get('/otlp', 'key:p:room_server')).json(), { kind: 'api_key', project: PROJECT, decorated: true }, "the key's own project");
+  assert.equal((await get('/otlp', 'key:p:member')).statusCode, 403, "the role is checked in the key's project");
+
+  assert.deepEqual((await get('/llm', undefined, { 'x-api-key': '  key:p:  ' })).json(), { kind: 'api_key', project: PROJECT, decorated: true }, 'a credential header, trimmed');
+  assert.equal((await get('/llm', undefined, { 'x-api-key': 'key:p: more' })).statusCode, 401, 'a credential header with a space inside');
+  assert.equal((await get('/llm', 'nobody', { 'x-api-key': 'key:p:' })).statusCode, 401, 'Authorization, when sent, is the credential');
+  assert.deepEqual((await get('/llm', 'oauth:u1:llm:invoke', { 'service-project-id': '', 'x-project': PROJECT })).json().project, PROJECT, 'an empty header is no header; the next one counts');
+  const unnamed = await get('/llm', 'oauth:u1:llm:invoke');
+  assert.equal(unnamed.statusCode, 401);
+  assert.match(unnamed.json().error.message, /service-project-id/, 'the first header is the one named');
+  assert.equal((await get('/llm', 'key:p:', { 'service-project-id': ` ${OTHER} ` })).statusCode, 404, 'a named project is trimmed and checked against the key');
+  await app.close();
+});
+
+test('a project lookup that fails for another reason than "not found" is not hidden as a 404', async () => {
+  const auth = new Auth(0);
+  auth.addVerifier(counted().verifier);
+  auth.setMemberships({ rolesOf: async () => { throw new Error('database unavailable'); }, sharesProjectWithRole: async () => false });
+  const app = await hookApp(auth);
+  const broken = await app.inject({ url: `/lookup?p=${PROJECT}`, headers: { authorization: 'Bearer user:u1' } });
+  assert.equal(broken.statusCode, 500);
+  const fine = await app.inject({ url: `/lookup?p=${PROJECT}`, headers: { authorization: 'Bearer key:p:member' } });
+  assert.deepEqual(fine.json(), { kind: 'api_key', project: PROJECT, decorated: true });
+  assert.equal((await app.inject({ url: `/lookup?p=${OTHER}`, headers: { authorization: 'Bearer key:p:member' } })).statusCode, 404);
+  await app.close();
+});
+
+test('route declarations: every rule names the route', () => {
+  const check = (url: string, config?: unknown) => validateAuthRequirement({ method: 'GET', url, ...(config === undefined ? {} : { config }) } as never);
+  assert.match(check('/x') ?? '', /GET \/x declares no auth requirement/);
+  assert.match(check('/x', {}) ?? '', /declares no auth requirement/);
+  assert.match(check('/x', { auth: { permission: 'wizard' } }) ?? '', /unknown permission wizard/);
+  assert.equal(check('/x', { auth: { permission: 'public' } }), undefined);
+  assert.equal(check('/x', { auth: { permission: 'authenticated' } }), undefined);
+  assert.match(check('/x', { auth: { permission: 'member', project: { headers: [] } } }) ?? '', /names no project header/);
+  assert.match(check('/x', { auth: { permission: 'authenticated', project: { headers: ['h'] } } }) ?? '', /found from the request/);
+  assert.match(check('/p/:project_id', { auth: { permission: 'member', project: { headers: ['h'] } } }) ?? '', /found from the request/);
+  assert.match(check('/p/:project_id', { auth: { permission: 'member', credentials: ['oauth'] } }) ?? '', /exactly when an oauthScope/);
+  assert.match(check('/p/:project_id', { auth: { permission: 'member', oauthScope: 'profile:read' } }) ?? '', /exactly when an oauthScope/);
 });
