@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { Auth, installAuth, validateAuthRequirement, type CredentialVerifier, type Principal } from '../../src/platform/http/auth.ts';
-import { installErrorHandling } from '../../src/platform/http/errors.ts';
+import { forbidden, installErrorHandling } from '../../src/platform/http/errors.ts';
 
 const PROJECT = '6f1c2a55-3b0e-4f53-9a49-2d7c8b1e0a01';
 const OTHER = '0d4b3c2a-1e5f-4a6b-8c7d-9e0f1a2b3c4d';
@@ -80,6 +80,7 @@ function spelled(token: string): Principal | undefined {
   if (kind === 'key') return { kind: 'api_key', credentialId: token, projectId: project, keyRoles: b ? (b.split(',') as never) : undefined, name: token };
   if (kind === 'user') return { kind: 'user', credentialId: token, userId: a, name: token };
   if (kind === 'oauth') return { kind: 'oauth', credentialId: token, userId: a, scopes: new Set(b.split(',')), name: token };
+  if (kind === 'oauth-unscoped') return { kind: 'oauth', credentialId: token, userId: a, name: token };
   if (kind === 'part') return { kind: 'participant', credentialId: token, projectId: project, name: token };
   return undefined;
 }
@@ -95,7 +96,12 @@ const members = (table: Record<string, readonly string[]>) => {
   return {
     asked,
     memberships: {
-      rolesOf: async (userId: string, projectId: string) => { asked.push(`${userId}:${projectId}`); return projectId === PROJECT ? table[userId] : undefined; },
+      rolesOf: async (userId: string, projectId: string) => {
+        // As the database would: a project id that is not a UUID is an error, not "no rows".
+        if (!/^[0-9a-f-]{36}$/.test(projectId)) throw new Error(`invalid input syntax for type uuid: "${projectId}"`);
+        asked.push(`${userId}:${projectId}`);
+        return projectId === PROJECT ? table[userId] : undefined;
+      },
       sharesProjectWithRole: async () => false,
     },
   };
@@ -148,6 +154,7 @@ test('revoking a credential evicts every cached token of it, and only those; mem
   auth.setMemberships(memberships);
   assert.equal(auth.memberships, memberships, 'the membership port is the one set');
   await auth.directRoles('u1', PROJECT);
+  await pause(10);
   await auth.directRoles('u1', PROJECT);
   await auth.directRoles('u1', OTHER);
   auth.forgetMembership('u1', PROJECT);
@@ -159,6 +166,7 @@ test('revoking a credential evicts every cached token of it, and only those; mem
 test('project access: by the credential, the membership, or none (404, never 403)', async () => {
   const lonely = new Auth(0);
   await assert.rejects(lonely.projectAccess(spelled('user:u1')!, PROJECT), /Project not found/, 'no membership port: nobody is a member');
+  assert.equal(await lonely.memberships.sharesProjectWithRole('u1', 'u2', ['admin']), false, 'and nobody shares a project');
   const auth = new Auth(0);
   auth.setMemberships(members({ u1: ['developer'] }).memberships);
   await assert.rejects(auth.projectAccess(spelled('user:u1')!, 'not-a-uuid'), /Project not found/);
@@ -176,6 +184,7 @@ async function hookApp(auth: Auth) {
   installAuth(app, auth);
   const echo = async (request: FastifyRequest) => ({ kind: request.principal?.kind ?? null, project: request.access?.projectId ?? null, decorated: 'principal' in request && 'access' in request });
   app.get('/public', { config: { auth: { permission: 'public' } } }, echo);
+  app.get('/bare', echo);
   app.get('/any', { config: { auth: { permission: 'authenticated', credentials: ['api_key', 'user', 'oauth'], oauthScope: 'profile:read' } } }, echo);
   app.get('/p/:project_id/admin', { config: { auth: { permission: 'admin' } } }, echo);
   app.get('/p/:project_id/oauth', { config: { auth: { permission: 'member', credentials: ['user', 'oauth'], oauthScope: 'profile:read' } } }, echo);
@@ -216,7 +225,11 @@ test('public routes never look at credentials; others check kind, OAuth scope, r
   assert.deepEqual(pub.json(), { kind: null, project: null, decorated: true });
   assert.deepEqual(seen.calls, [], 'a public route never verifies');
 
-  assert.equal((await get(`/p/${PROJECT}/admin`, 'part:p')).statusCode, 403, 'a kind the route does not accept');
+  const refusedKind = await get(`/p/${PROJECT}/oauth`, 'part:p');
+  assert.equal(refusedKind.statusCode, 403, 'a kind the route does not accept (though it would hold the role)');
+  assert.match(refusedKind.json().error.message, /does not accept participant credentials/);
+  assert.equal((await get(`/p/${PROJECT}/oauth`, 'oauth-unscoped:u1')).statusCode, 403, 'an OAuth token with no scopes at all');
+  assert.deepEqual((await get('/bare')).json(), { kind: null, project: null, decorated: true }, 'a route declaring nothing is left alone');
   assert.equal((await get(`/p/${PROJECT}/oauth`, 'oauth:u1:rooms:connect')).statusCode, 403, 'an OAuth token without the scope');
   assert.deepEqual((await get(`/p/${PROJECT}/oauth`, 'oauth:u1:profile:read')).json(), { kind: 'oauth', project: PROJECT, decorated: true });
   assert.equal((await get(`/p/${PROJECT}/admin`, 'user:u1')).statusCode, 403, 'a developer is not an admin');
@@ -235,7 +248,13 @@ test('public routes never look at credentials; others check kind, OAuth scope, r
   const unnamed = await get('/llm', 'oauth:u1:llm:invoke');
   assert.equal(unnamed.statusCode, 401);
   assert.match(unnamed.json().error.message, /service-project-id/, 'the first header is the one named');
-  assert.equal((await get('/llm', 'key:p:', { 'service-project-id': ` ${OTHER} ` })).statusCode, 404, 'a named project is trimmed and checked against the key');
+  assert.equal((await get('/llm', 'key:p:', { 'service-project-id': ` ${OTHER} ` })).statusCode, 404, 'a named project is checked against the key');
+  assert.equal((await get('/llm', 'user:u1', { 'service-project-id': ` ${PROJECT} ` })).json().project, PROJECT, 'a named project is trimmed');
+  assert.equal((await get('/llm', 'user:u1')).statusCode, 401, 'a user token names no project of its own');
+  const twice = await app.inject({ url: '/llm', headers: { 'x-api-key': ['key:p:', 'key:o:'], 'service-project-id': [PROJECT, OTHER] } });
+  assert.equal(twice.statusCode, 401, 'a credential header sent twice is no credential');
+  const projectTwice = await app.inject({ url: '/llm', headers: { authorization: 'Bearer key:p:', 'service-project-id': [PROJECT, PROJECT] } });
+  assert.equal(projectTwice.statusCode, 404, 'a project header sent twice (joined by the HTTP parser) names no project');
   await app.close();
 });
 
@@ -246,6 +265,17 @@ test('a project lookup that fails for another reason than "not found" is not hid
   const app = await hookApp(auth);
   const broken = await app.inject({ url: `/lookup?p=${PROJECT}`, headers: { authorization: 'Bearer user:u1' } });
   assert.equal(broken.statusCode, 500);
+  const refusing = new Auth(0);
+  refusing.addVerifier(counted().verifier);
+  let thrown: unknown;
+  refusing.setMemberships({ rolesOf: async () => { throw thrown; }, sharesProjectWithRole: async () => false });
+  const other = await hookApp(refusing);
+  const lookup = () => other.inject({ url: `/lookup?p=${PROJECT}`, headers: { authorization: 'Bearer user:u1' } });
+  thrown = forbidden('suspended');
+  assert.equal((await lookup()).statusCode, 403, 'an API error other than "not found" keeps its status');
+  thrown = Object.assign(new Error('driver failure'), { code: 'not_found' });
+  assert.equal((await lookup()).statusCode, 500, 'only the catalogue\'s "not found" becomes the lookup\'s 404');
+  await other.close();
   const fine = await app.inject({ url: `/lookup?p=${PROJECT}`, headers: { authorization: 'Bearer key:p:member' } });
   assert.deepEqual(fine.json(), { kind: 'api_key', project: PROJECT, decorated: true });
   assert.equal((await app.inject({ url: `/lookup?p=${OTHER}`, headers: { authorization: 'Bearer key:p:member' } })).statusCode, 404);
@@ -264,4 +294,5 @@ test('route declarations: every rule names the route', () => {
   assert.match(check('/p/:project_id', { auth: { permission: 'member', project: { headers: ['h'] } } }) ?? '', /found from the request/);
   assert.match(check('/p/:project_id', { auth: { permission: 'member', credentials: ['oauth'] } }) ?? '', /exactly when an oauthScope/);
   assert.match(check('/p/:project_id', { auth: { permission: 'member', oauthScope: 'profile:read' } }) ?? '', /exactly when an oauthScope/);
+  assert.match(check('/otlp', { auth: { permission: 'room_server', credentials: ['user'], project: 'credential' } }) ?? '', /only API keys/);
 });
