@@ -83,6 +83,26 @@ export const SETTINGS = {
     default: rule('generated into `<data directory>/secret.key`', () => undefined),
     description: 'Encrypts stored secrets (webhook signing secrets, API-key copies) and derives cookie keys. Give every instance the same one.',
   }),
+  s3: {
+    bucket: setting({
+      env: 'ATRIUM_S3_BUCKET', group: DATA, kind: text('an S3 bucket name (3–63 characters)', /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 63),
+      default: rule('unset: files live in `<data directory>/blobs`', () => undefined),
+      description: 'Keep project and room storage in this bucket of an S3-compatible object store instead of the data directory: what several instances need. Credentials come from the standard AWS variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_PROFILE`, instance roles).',
+    }),
+    endpoint: setting({
+      env: 'ATRIUM_S3_ENDPOINT', group: DATA, kind: url(['http', 'https']), default: rule('unset: AWS S3', () => undefined),
+      description: 'Endpoint of an S3-compatible service (MinIO, Ceph, R2, …), e.g. `https://minio.internal:9000`.',
+    }),
+    region: setting({ env: 'ATRIUM_S3_REGION', group: DATA, kind: text('a region name', /^[a-z0-9-]{1,40}$/, 40), default: 'us-east-1', description: 'Region of the bucket.' }),
+    prefix: setting({
+      env: 'ATRIUM_S3_PREFIX', group: DATA, kind: text('a key prefix (printable, at most 200 characters)', /^[\x21-\x7e]*$/, 200), default: '',
+      description: 'Prefix of every key, e.g. `atrium/production/`, so that deployments can share a bucket.',
+    }),
+    forcePathStyle: setting({
+      env: 'ATRIUM_S3_FORCE_PATH_STYLE', group: DATA, kind: boolean(), default: rule('`true` with `ATRIUM_S3_ENDPOINT`, `false` without', (get) => get('ATRIUM_S3_ENDPOINT') !== undefined),
+      description: 'Address the bucket in the path (`endpoint/bucket/key`) rather than the host name: what most S3-compatible services expect.',
+    }),
+  },
 
   mail: {
     smtpUrl: setting({
