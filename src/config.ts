@@ -4,7 +4,7 @@
 // docs:settings`) all come from it, so adding a setting is adding an entry.
 import { Type } from 'typebox';
 import { isLoopback } from './platform/http/loopback.ts';
-import { base64Key, boolean, directory, dnsNames, integer, integerList, json, oneOf, port, text, url } from './platform/settings/kinds.ts';
+import { base64Key, boolean, directory, dnsNames, integer, integerList, json, oneOf, port, proxyTrust, text, url } from './platform/settings/kinds.ts';
 import { describeSettings, readSettings, rule, secret, setting, type ValuesOf } from './platform/settings/table.ts';
 
 export class ConfigError extends Error {}
@@ -51,8 +51,8 @@ export const SETTINGS = {
     description: 'Base WebSocket URL of rooms, returned in room connection info.',
   }),
   trustProxy: setting({
-    env: 'ATRIUM_TRUST_PROXY', group: SERVER, kind: boolean(), default: 'false',
-    description: 'Trust `X-Forwarded-*` headers for the client address and protocol. Set it behind a reverse proxy, and only there: otherwise clients choose their own address.',
+    env: 'ATRIUM_TRUST_PROXY', group: SERVER, kind: proxyTrust(), default: 'false',
+    description: 'Which proxies to believe about the client address (`X-Forwarded-For`), for rate limits and logs: `false` none, a number N the nearest N hops (`1` behind one load balancer), or the proxies\' addresses and CIDR ranges (`10.0.0.0/8,192.168.1.7`); `true` believes every hop, which lets clients choose their own address behind a proxy that appends. Never the host name: every absolute URL (OpenID discovery, redirects, mail links) comes from `ATRIUM_PUBLIC_URL`, whatever `Host` or `X-Forwarded-Host` say.',
   }),
   logLevel: setting({ env: 'ATRIUM_LOG_LEVEL', group: SERVER, kind: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', description: 'Log level.' }),
   logFormat: setting({

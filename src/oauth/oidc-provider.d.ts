@@ -130,6 +130,7 @@ declare module 'oidc-provider' {
     constructor(issuer: string, configuration?: Configuration);
     readonly issuer: string;
     proxy: boolean;
+    proxyIpHeader: string;
     Client: ClientStatic;
     Grant: GrantStatic;
     Interaction: InteractionStatic;

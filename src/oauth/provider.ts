@@ -183,7 +183,6 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
     },
     renderError,
   });
-  provider.proxy = ctx.config.trustProxy;
   useHashedSecrets(provider.Client);
 
   provider.on('grant.revoked', (_kctx: unknown, grantId: string) => ctx.log.info({ grantId }, 'oauth grant revoked'));
