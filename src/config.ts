@@ -135,9 +135,17 @@ export const SETTINGS = {
     limits: {
       perAccount: setting({
         env: 'ATRIUM_SIGNIN_LIMIT_PER_ACCOUNT', group: SIGNIN, kind: integer(1, 999_999), default: '10',
-        description: `Sign-in, code and reset attempts, and requests that send mail, allowed per email address per ${SIGNIN_WINDOW_MINUTES} minutes and instance.`,
+        description: `Sign-in, code and reset attempts, and requests that send mail, allowed per email address per ${SIGNIN_WINDOW_MINUTES} minutes, counted in the database: shared by every instance.`,
       }),
       perIp: setting({ env: 'ATRIUM_SIGNIN_LIMIT_PER_IP', group: SIGNIN, kind: integer(1, 999_999), default: '100', description: 'The same, per client IP address.' }),
+      tokenPerIp: setting({
+        env: 'ATRIUM_TOKEN_LIMIT_PER_IP', group: SIGNIN, kind: integer(1, 999_999), default: '600',
+        description: 'Requests to the OAuth token endpoint (`/oauth/token`) allowed per client IP address per minute, across all instances (429 beyond).',
+      }),
+      devicePerIp: setting({
+        env: 'ATRIUM_DEVICE_LIMIT_PER_IP', group: SIGNIN, kind: integer(1, 999_999), default: '30',
+        description: 'Requests to the device-code page (`/oauth/device`, where a user enters a code) allowed per client IP address per minute, across all instances.',
+      }),
     },
   },
   jobs: {

@@ -21,7 +21,7 @@ function get(base: string, path: string, headers: Record<string, string>): Promi
   });
 }
 
-const HOSTILE = [
+const HOSTILE: Record<string, string>[] = [
   { host: 'evil.example' },
   { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http', forwarded: 'host=evil.example;proto=http' },
 ];

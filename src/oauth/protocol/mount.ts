@@ -7,7 +7,10 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
 import type { AppContext } from '../../context.ts';
-import { notFound } from '../../platform/http/errors.ts';
+import { notFound, tooManyRequests } from '../../platform/http/errors.ts';
+import { RateCounters } from '../../platform/limits/counters.ts';
+import { RequestLimiter } from '../limits.ts';
+import { ENDPOINTS } from '../provider.ts';
 import type { Api } from '../../platform/http/module.ts';
 import { SECURITY_HEADERS } from '../respond.ts';
 import { userinfoRoute } from './userinfo.ts';
@@ -79,7 +82,19 @@ export async function mountProtocol(app: Api, ctx: AppContext, provider: Provide
   provider.proxy = true;
   provider.proxyIpHeader = CLIENT_IP_HEADER;
 
+  const counters = new RateCounters(ctx.db);
+  const { tokenPerIp, devicePerIp } = ctx.config.signin.limits;
+  const limited = new Map<string, RequestLimiter>([
+    [ENDPOINTS.token, new RequestLimiter(counters, 'token', tokenPerIp, 60_000)],
+    [ENDPOINTS.code_verification, new RequestLimiter(counters, 'device', devicePerIp, 60_000)],
+  ]);
+
   const forward = async (request: FastifyRequest, reply: FastifyReply) => {
+    const limiter = limited.get(request.url.split('?')[0]!.replace(/\/+$/, ''));
+    if (limiter) {
+      const verdict = await limiter.hit(request.ip);
+      if (!verdict.allowed) throw tooManyRequests(verdict.retryAfter);
+    }
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.raw.setHeader(name, value);
     reply.raw.setHeader('content-security-policy', PROVIDER_CSP);
     const restore = pinned(request);
