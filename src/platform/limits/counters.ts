@@ -3,16 +3,8 @@
 // then write, so concurrent requests on different instances never lose a count). Rows of ended
 // windows are reset in place when their key comes back, and pruned in the background otherwise.
 import { sql } from 'drizzle-orm';
-import { integer, pgTable, text } from 'drizzle-orm/pg-core';
-import { timestamptz } from '../db/columns.ts';
 import type { Db } from '../db/engine.ts';
 import { rowsOf } from '../jobs/outbox.ts';
-
-export const rateLimitsTable = pgTable('rate_limits', {
-  key: text('key').primaryKey(),
-  count: integer('count').notNull(),
-  windowEnds: timestamptz('window_ends').notNull(),
-});
 
 export interface Window {
   count: number;
