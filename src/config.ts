@@ -83,6 +83,16 @@ export const SETTINGS = {
     default: rule('generated into `<data directory>/secret.key`', () => undefined),
     description: 'Encrypts stored secrets (webhook signing secrets, API-key copies) and derives cookie keys. Give every instance the same one.',
   }),
+  keys: {
+    refreshMs: setting({
+      env: 'ATRIUM_KEY_REFRESH_SECONDS', group: DATA, kind: integer(1, 60, { unit: 'seconds', scale: 1000 }), default: '30',
+      description: 'How often every instance re-reads the signing keys: after `atrium keys rotate`, all instances sign with the new key within this time (a token signed with it verifies everywhere at once).',
+    }),
+    retireAfterMs: setting({
+      env: 'ATRIUM_KEY_RETIRE_AFTER_DAYS', group: DATA, kind: integer(1, 3650, { unit: 'days', scale: 86_400_000 }), default: '31',
+      description: 'How long a superseded signing key stays in the JWKS and keeps verifying: longer than any token it signed lives (participant tokens: up to 30 days).',
+    }),
+  },
   s3: {
     bucket: setting({
       env: 'ATRIUM_S3_BUCKET', group: DATA, kind: text('an S3 bucket name (3–63 characters)', /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 63),

@@ -116,6 +116,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     throw error;
   }
   for (const worker of workers) worker.start();
+  ctx.keys.start(config.keys.refreshMs, (error) => ctx.log.error({ err: error }, 'signing keys refresh failed'));
   const address = built.app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   let closing: Promise<void> | undefined;
@@ -125,6 +126,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     url: `http://127.0.0.1:${port}`,
     close() {
       closing ??= (async () => {
+        ctx.keys.stop();
         await built.app.close();
         await Promise.all(workers.map((w) => w.stop()));
         await ctx.database.close();

@@ -176,3 +176,9 @@ declare module 'oidc-provider' {
     class SessionNotFound extends OIDCProviderError { constructor(description?: string); }
   }
 }
+
+declare module 'oidc-provider/lib/helpers/initialize_keystore.js' {
+  import type { Provider } from 'oidc-provider';
+  /** Replaces the provider's keystore (signing keys, the JWKS it publishes); `this` is the provider. */
+  export default function initializeKeystore(this: Provider, jwks: { keys: unknown[] }): void;
+}
