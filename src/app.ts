@@ -12,6 +12,7 @@ import { logRequestLines, prettyLogs } from './platform/logging.ts';
 import type { Api, Module } from './platform/http/module.ts';
 import { illFormedText } from './platform/http/schemas.ts';
 import { ajvFor } from './platform/http/validation.ts';
+import type { ProxyTrust } from './platform/settings/kinds.ts';
 
 /**
  * Prefixes served by plugins that do their own authentication (documented in docs/permissions.md).
@@ -45,11 +46,16 @@ export interface BuiltApp {
   routes: { method: string; url: string; config: unknown; schema: unknown; module: string | undefined }[];
 }
 
+/** ATRIUM_TRUST_PROXY as Fastify takes it (its types have no hop count: a function trusting the nearest N). */
+export function fastifyTrustProxy(trust: ProxyTrust): boolean | string[] | ((address: string, hop: number) => boolean) {
+  return typeof trust === 'number' ? (_address, hop) => hop < trust : trust;
+}
+
 export async function buildApp(ctx: AppContext, modules: readonly Module[]): Promise<BuiltApp> {
   const app = Fastify({
     loggerInstance: ctx.log,
     bodyLimit: JSON_BODY_LIMIT,
-    trustProxy: ctx.config.trustProxy,
+    trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
     return503OnClosing: true,
     // Per-request info lines cost throughput; errors are still logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),

@@ -4,7 +4,7 @@
 // docs:settings`) all come from it, so adding a setting is adding an entry.
 import { Type } from 'typebox';
 import { isLoopback } from './platform/http/loopback.ts';
-import { base64Key, boolean, directory, dnsNames, integer, integerList, json, oneOf, port, text, url } from './platform/settings/kinds.ts';
+import { base64Key, boolean, directory, dnsNames, integer, integerList, json, oneOf, port, proxyTrust, text, url } from './platform/settings/kinds.ts';
 import { describeSettings, readSettings, rule, secret, setting, type ValuesOf } from './platform/settings/table.ts';
 
 export class ConfigError extends Error {}
@@ -51,8 +51,8 @@ export const SETTINGS = {
     description: 'Base WebSocket URL of rooms, returned in room connection info.',
   }),
   trustProxy: setting({
-    env: 'ATRIUM_TRUST_PROXY', group: SERVER, kind: boolean(), default: 'false',
-    description: 'Trust `X-Forwarded-*` headers for the client address and protocol. Set it behind a reverse proxy, and only there: otherwise clients choose their own address.',
+    env: 'ATRIUM_TRUST_PROXY', group: SERVER, kind: proxyTrust(), default: 'false',
+    description: 'Which proxies to believe about the client address (`X-Forwarded-For`), for rate limits and logs: `false` none, a number N the nearest N hops (`1` behind one load balancer), or the proxies\' addresses and CIDR ranges (`10.0.0.0/8,192.168.1.7`); `true` believes every hop, which lets clients choose their own address behind a proxy that appends. Never the host name: every absolute URL (OpenID discovery, redirects, mail links) comes from `ATRIUM_PUBLIC_URL`, whatever `Host` or `X-Forwarded-Host` say.',
   }),
   logLevel: setting({ env: 'ATRIUM_LOG_LEVEL', group: SERVER, kind: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', description: 'Log level.' }),
   logFormat: setting({
@@ -83,6 +83,36 @@ export const SETTINGS = {
     default: rule('generated into `<data directory>/secret.key`', () => undefined),
     description: 'Encrypts stored secrets (webhook signing secrets, API-key copies) and derives cookie keys. Give every instance the same one.',
   }),
+  keys: {
+    refreshMs: setting({
+      env: 'ATRIUM_KEY_REFRESH_SECONDS', group: DATA, kind: integer(1, 60, { unit: 'seconds', scale: 1000 }), default: '30',
+      description: 'How often every instance re-reads the signing keys: after `atrium keys rotate`, all instances sign with the new key within this time (a token signed with it verifies everywhere at once).',
+    }),
+    retireAfterMs: setting({
+      env: 'ATRIUM_KEY_RETIRE_AFTER_DAYS', group: DATA, kind: integer(1, 3650, { unit: 'days', scale: 86_400_000 }), default: '31',
+      description: 'How long a superseded signing key stays in the JWKS and keeps verifying: longer than any token it signed lives (participant tokens: up to 30 days).',
+    }),
+  },
+  s3: {
+    bucket: setting({
+      env: 'ATRIUM_S3_BUCKET', group: DATA, kind: text('an S3 bucket name (3–63 characters)', /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 63),
+      default: rule('unset: files live in `<data directory>/blobs`', () => undefined),
+      description: 'Keep project and room storage in this bucket of an S3-compatible object store instead of the data directory: what several instances need. Credentials come from the standard AWS variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_PROFILE`, instance roles).',
+    }),
+    endpoint: setting({
+      env: 'ATRIUM_S3_ENDPOINT', group: DATA, kind: url(['http', 'https']), default: rule('unset: AWS S3', () => undefined),
+      description: 'Endpoint of an S3-compatible service (MinIO, Ceph, R2, …), e.g. `https://minio.internal:9000`.',
+    }),
+    region: setting({ env: 'ATRIUM_S3_REGION', group: DATA, kind: text('a region name', /^[a-z0-9-]{1,40}$/, 40), default: 'us-east-1', description: 'Region of the bucket.' }),
+    prefix: setting({
+      env: 'ATRIUM_S3_PREFIX', group: DATA, kind: text('a key prefix (printable, at most 200 characters)', /^[\x21-\x7e]*$/, 200), default: '',
+      description: 'Prefix of every key, e.g. `atrium/production/`, so that deployments can share a bucket.',
+    }),
+    forcePathStyle: setting({
+      env: 'ATRIUM_S3_FORCE_PATH_STYLE', group: DATA, kind: boolean(), default: rule('`true` with `ATRIUM_S3_ENDPOINT`, `false` without', (get) => get('ATRIUM_S3_ENDPOINT') !== undefined),
+      description: 'Address the bucket in the path (`endpoint/bucket/key`) rather than the host name: what most S3-compatible services expect.',
+    }),
+  },
 
   mail: {
     smtpUrl: setting({
@@ -115,10 +145,28 @@ export const SETTINGS = {
     limits: {
       perAccount: setting({
         env: 'ATRIUM_SIGNIN_LIMIT_PER_ACCOUNT', group: SIGNIN, kind: integer(1, 999_999), default: '10',
-        description: `Sign-in, code and reset attempts, and requests that send mail, allowed per email address per ${SIGNIN_WINDOW_MINUTES} minutes and instance.`,
+        description: `Sign-in, code and reset attempts, and requests that send mail, allowed per email address per ${SIGNIN_WINDOW_MINUTES} minutes, counted in the database: shared by every instance.`,
       }),
       perIp: setting({ env: 'ATRIUM_SIGNIN_LIMIT_PER_IP', group: SIGNIN, kind: integer(1, 999_999), default: '100', description: 'The same, per client IP address.' }),
+      tokenPerIp: setting({
+        env: 'ATRIUM_TOKEN_LIMIT_PER_IP', group: SIGNIN, kind: integer(1, 999_999), default: '600',
+        description: 'Requests to the OAuth token endpoint (`/oauth/token`) allowed per client IP address per minute, across all instances (429 beyond).',
+      }),
+      devicePerIp: setting({
+        env: 'ATRIUM_DEVICE_LIMIT_PER_IP', group: SIGNIN, kind: integer(1, 999_999), default: '30',
+        description: 'Requests to the device-code page (`/oauth/device`, where a user enters a code) allowed per client IP address per minute, across all instances.',
+      }),
     },
+  },
+  retention: {
+    retentionMs: setting({
+      env: 'ATRIUM_RETENTION_DAYS', group: JOBS, kind: integer(1, 3650, { unit: 'days', scale: 86_400_000 }), default: '30',
+      description: 'Finished webhook deliveries with their attempts, dead background jobs, events no delivery needs any more and development mail older than this are deleted by an hourly schedule (session telemetry and task runs have settings of their own).',
+    }),
+    batchSize: setting({
+      env: 'ATRIUM_RETENTION_BATCH_SIZE', group: JOBS, kind: integer(1, 100_000), default: '1000',
+      description: 'Rows deleted per statement by retention; each batch is a short statement of its own, and a run stops after 100 batches per table.',
+    }),
   },
   jobs: {
     pollMs: setting({

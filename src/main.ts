@@ -7,7 +7,8 @@ import { buildApp, type BuiltApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { modules as allModules } from './modules/index.ts';
-import { FileBlobStore } from './platform/blobs/store.ts';
+import { S3BlobStore } from './platform/blobs/s3.ts';
+import { FileBlobStore, type BlobStore } from './platform/blobs/store.ts';
 import { SecretBox, loadSecretKey } from './platform/crypto/secrets.ts';
 import { SigningKeys } from './platform/crypto/signing-keys.ts';
 import { createMailer } from './platform/mail/mailer.ts';
@@ -42,6 +43,13 @@ export function defaultWorkers(ctx: AppContext, modules: readonly Module[] = all
   return [{ start: () => jobs.start(), stop: () => jobs.stop() }, { start: () => scheduler.start(), stop: () => scheduler.stop() }];
 }
 
+/** The S3-compatible store when a bucket is set (what several instances need), else the data directory. */
+export function openBlobStore(config: Config): BlobStore {
+  const { bucket, endpoint, region, prefix, forcePathStyle } = config.s3;
+  if (bucket === undefined) return new FileBlobStore(join(config.dataDir, 'blobs'));
+  return new S3BlobStore({ bucket, prefix, region, forcePathStyle, ...(endpoint ? { endpoint } : {}) });
+}
+
 /** Opens the database and everything that stands on it; no HTTP yet. */
 export async function openContext(config: Config, log?: FastifyBaseLogger, modules: readonly Module[] = allModules): Promise<AppContext> {
   const logger = log ?? createLogger(config);
@@ -59,7 +67,7 @@ export async function openContext(config: Config, log?: FastifyBaseLogger, modul
       db: database.db,
       secrets,
       keys,
-      blobs: new FileBlobStore(join(config.dataDir, 'blobs')),
+      blobs: openBlobStore(config),
       auth,
       events: new Events(modules.flatMap((m) => m.events ?? [])),
       policyResources: new PolicyResourceTypes(modules.flatMap((m) => m.policyResources ?? [])),
@@ -108,6 +116,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     throw error;
   }
   for (const worker of workers) worker.start();
+  ctx.keys.start(config.keys.refreshMs, (error) => ctx.log.error({ err: error }, 'signing keys refresh failed'));
   const address = built.app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   let closing: Promise<void> | undefined;
@@ -117,6 +126,7 @@ export async function startService(config: Config, options: ServiceOptions = {})
     url: `http://127.0.0.1:${port}`,
     close() {
       closing ??= (async () => {
+        ctx.keys.stop();
         await built.app.close();
         await Promise.all(workers.map((w) => w.stop()));
         await ctx.database.close();

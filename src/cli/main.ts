@@ -10,6 +10,7 @@ Commands:
       --email E --password P --project NAME [--first-name F] [--last-name L] [--json]
   webhooks listen           Receive webhooks locally; print each verified event as a JSON line
       [--port 8080] [--host 127.0.0.1] [--secret S | env ATRIUM_WEBHOOK_SECRET] [--no-verify] [--path /webhook]
+  keys rotate               Add a signing key; every instance signs with it within ATRIUM_KEY_REFRESH_SECONDS
   login                     Sign in through the browser (loopback redirect, PKCE)
       [--server URL] [--no-browser] [--device: with a device code, for machines without a browser]
   whoami                    Show who you are signed in as  [--server URL] [--json]
@@ -28,6 +29,7 @@ const commands: Record<string, Command> = {
   serve: async () => (await import('./serve.ts')).serve(loadConfig()),
   bootstrap: async (args) => (await import('./bootstrap.ts')).bootstrapCommand(args),
   webhooks: async (args) => (await import('./webhooks.ts')).webhooksCommand(args),
+  keys: async (args) => (await import('./keys.ts')).keysCommand(args, () => loadConfig()),
   login: async (args) => (await import('./login.ts')).loginCommand(args),
   whoami: async (args) => (await import('./login.ts')).whoamiCommand(args),
   logout: async (args) => (await import('./login.ts')).logoutCommand(args),

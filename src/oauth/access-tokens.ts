@@ -34,7 +34,7 @@ export function accessTokenVerifier(ctx: AppContext): CredentialVerifier {
       let claims: AtriumAccessTokenClaims;
       try {
         const { kid } = decodeProtectedHeader(token);
-        const key = kid ? ctx.keys.verifyKey(kid) : undefined;
+        const key = kid ? await ctx.keys.findVerifyKey(kid) : undefined;
         if (!key) return undefined;
         ({ payload: claims } = await jwtVerify<AtriumAccessTokenClaims>(token, key, { issuer, audience, typ: 'at+jwt', algorithms: ['ES256'] }));
       } catch (error) {

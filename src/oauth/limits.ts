@@ -1,14 +1,9 @@
 // Attempt limits for sign-in, one-time codes, sign-up and password reset: a fixed window per email
-// address and per client IP. Wrong passwords and codes count; so does every request that sends
-// mail. A successful sign-in costs nothing. Counters live in this instance's memory, so behind N instances an
-// attacker gets up to N times the budget; the per-account limit still turns an online password
-// search into years. There is no permanent lockout: a locked window simply ends.
-import { LRUCache } from 'lru-cache';
-
-interface Window {
-  count: number;
-  resetAt: number;
-}
+// address and per client IP (by the ATRIUM_TRUST_PROXY rule). Wrong passwords and codes count; so
+// does every request that sends mail. A successful sign-in costs nothing. The counters live in the
+// database (platform/limits), so N instances on one PostgreSQL give the same budget as one. There
+// is no permanent lockout: a locked window simply ends.
+import type { RateCounters, Window } from '../platform/limits/counters.ts';
 
 export interface LimitVerdict {
   allowed: boolean;
@@ -18,57 +13,70 @@ export interface LimitVerdict {
 
 const normalise = (account: string) => account.trim().toLowerCase();
 
+/** Allowed when every window is within its limit; else the wait until the last exhausted one ends. */
+export function judge(windows: readonly Window[], limits: readonly number[], now: number, counted: boolean): LimitVerdict {
+  // After counting, the request itself is in the count: over means beyond the limit.
+  const over = windows.map((w, i) => (counted ? w.count > limits[i]! : w.count >= limits[i]!));
+  if (!over.some(Boolean)) return { allowed: true, retryAfter: 0 };
+  const resets = windows.filter((_, i) => over[i]).map((w) => w.resetAt);
+  return { allowed: false, retryAfter: Math.max(1, Math.ceil((Math.max(...resets) - now) / 1000)) };
+}
+
 export class AttemptLimiter {
-  readonly #windows: LRUCache<string, Window>;
+  readonly #counters: RateCounters;
   readonly #perAccount: number;
   readonly #perIp: number;
   readonly #windowMs: number;
+  readonly #now: () => number;
 
-  constructor(limits: { perAccount: number; perIp: number; windowMs: number }) {
+  constructor(counters: RateCounters, limits: { perAccount: number; perIp: number; windowMs: number }, now: () => number = Date.now) {
+    this.#counters = counters;
     this.#perAccount = limits.perAccount;
     this.#perIp = limits.perIp;
     this.#windowMs = limits.windowMs;
-    this.#windows = new LRUCache({ max: 100_000, ttl: limits.windowMs });
+    this.#now = now;
+  }
+
+  #keys(account: string, ip: string): string[] {
+    return [`signin:a:${normalise(account)}`, `signin:i:${ip}`];
   }
 
   /** Counts a request that costs something (mail sent) and refuses once either budget is spent. */
-  attempt(account: string, ip: string): LimitVerdict {
-    const verdict = this.check(account, ip);
-    if (verdict.allowed) this.fail(account, ip);
-    return verdict;
+  async attempt(account: string, ip: string): Promise<LimitVerdict> {
+    const windows = await this.#counters.hit(this.#keys(account, ip), this.#windowMs);
+    return judge(windows, [this.#perAccount, this.#perIp], this.#now(), true);
   }
 
   /** Whether guessing may go on; failed guesses are counted with `fail`, successes are free. */
-  check(account: string, ip: string): LimitVerdict {
-    const now = Date.now();
-    const a = this.#current(`a:${normalise(account)}`, now);
-    const i = this.#current(`i:${ip}`, now);
-    const overAccount = a !== undefined && a.count >= this.#perAccount;
-    const overIp = i !== undefined && i.count >= this.#perIp;
-    if (!overAccount && !overIp) return { allowed: true, retryAfter: 0 };
-    const resets = [overAccount ? a.resetAt : 0, overIp ? i.resetAt : 0];
-    return { allowed: false, retryAfter: Math.ceil((Math.max(...resets) - now) / 1000) };
+  async check(account: string, ip: string): Promise<LimitVerdict> {
+    const windows = await this.#counters.peek(this.#keys(account, ip));
+    return judge(windows, [this.#perAccount, this.#perIp], this.#now(), false);
   }
 
   /** Records a failed attempt (or a costly request) against the account and the IP. */
-  fail(account: string, ip: string): void {
-    const now = Date.now();
-    this.#hit(`a:${normalise(account)}`, now);
-    this.#hit(`i:${ip}`, now);
+  async fail(account: string, ip: string): Promise<void> {
+    await this.#counters.hit(this.#keys(account, ip), this.#windowMs);
+  }
+}
+
+/** A per-client-address limit on one kind of request (the token endpoint, the device-code page). */
+export class RequestLimiter {
+  readonly #counters: RateCounters;
+  readonly #name: string;
+  readonly #limit: number;
+  readonly #windowMs: number;
+  readonly #now: () => number;
+
+  constructor(counters: RateCounters, name: string, limit: number, windowMs: number, now: () => number = Date.now) {
+    this.#counters = counters;
+    this.#name = name;
+    this.#limit = limit;
+    this.#windowMs = windowMs;
+    this.#now = now;
   }
 
-  #current(key: string, now: number): Window | undefined {
-    const window = this.#windows.get(key);
-    return window && window.resetAt > now ? window : undefined;
-  }
-
-  #hit(key: string, now: number): Window {
-    let window = this.#windows.get(key);
-    if (!window || window.resetAt <= now) {
-      window = { count: 0, resetAt: now + this.#windowMs };
-      this.#windows.set(key, window);
-    }
-    window.count += 1;
-    return window;
+  async hit(ip: string): Promise<LimitVerdict> {
+    const windows = await this.#counters.hit([`${this.#name}:i:${ip}`], this.#windowMs);
+    return judge(windows, [this.#limit], this.#now(), true);
   }
 }

@@ -130,6 +130,7 @@ declare module 'oidc-provider' {
     constructor(issuer: string, configuration?: Configuration);
     readonly issuer: string;
     proxy: boolean;
+    proxyIpHeader: string;
     Client: ClientStatic;
     Grant: GrantStatic;
     Interaction: InteractionStatic;
@@ -174,4 +175,10 @@ declare module 'oidc-provider' {
     class AccessDenied extends OIDCProviderError { constructor(description?: string); }
     class SessionNotFound extends OIDCProviderError { constructor(description?: string); }
   }
+}
+
+declare module 'oidc-provider/lib/helpers/initialize_keystore.js' {
+  import type { Provider } from 'oidc-provider';
+  /** Replaces the provider's keystore (signing keys, the JWKS it publishes); `this` is the provider. */
+  export default function initializeKeystore(this: Provider, jwks: { keys: unknown[] }): void;
 }

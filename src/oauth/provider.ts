@@ -9,6 +9,7 @@ import { SCOPE_CLAIMS, userClaims } from './claims.ts';
 import { PROJECT_PROPERTY, useHashedSecrets } from './clients.ts';
 import { firstPartyClients } from './first-party.ts';
 import type { SigninKeys } from './keys.ts';
+import reloadKeystore from 'oidc-provider/lib/helpers/initialize_keystore.js';
 import { deviceFlowSources, logoutSources, renderError } from './protocol/sources.ts';
 import { ACCESS_TOKEN_SCOPES, ALL_SCOPES } from './scopes.ts';
 
@@ -183,8 +184,9 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
     },
     renderError,
   });
-  provider.proxy = ctx.config.trustProxy;
   useHashedSecrets(provider.Client);
+  // After a rotation, the provider signs with the newest key and publishes the others until they retire.
+  ctx.keys.onChange(async () => reloadKeystore.call(provider, { keys: await ctx.keys.privateJwks() }));
 
   provider.on('grant.revoked', (_kctx: unknown, grantId: string) => ctx.log.info({ grantId }, 'oauth grant revoked'));
   return { provider, issuer, apiAudience };

@@ -7,6 +7,7 @@ import { createSigninService } from './accounts.ts';
 import { Csrf } from './csrf.ts';
 import { devMailRoutes } from './dev-mail.ts';
 import { deriveSigninKeys } from './keys.ts';
+import { RateCounters } from '../platform/limits/counters.ts';
 import { AttemptLimiter } from './limits.ts';
 import { mountProtocol } from './protocol/mount.ts';
 import { createProvider } from './provider.ts';
@@ -26,7 +27,7 @@ export async function oauthRoutes(app: Api, ctx: AppContext): Promise<void> {
     provider,
     issuer,
     signin,
-    limiter: new AttemptLimiter(ctx.config.signin.limits),
+    limiter: new AttemptLimiter(new RateCounters(ctx.db), ctx.config.signin.limits),
     csrf: new Csrf(keys.csrf, issuer),
     upstream: new UpstreamProviders(ctx),
   });

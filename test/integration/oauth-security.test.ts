@@ -411,6 +411,8 @@ forEachEngine('oauth attempt limits', (engine) => {
     ({ service, tenant, client, config } = await startOAuthService(engine, {
       env: { ...EMAIL_LOGIN_ENV, ATRIUM_SIGNIN_LIMIT_PER_ACCOUNT: '3', ATRIUM_SIGNIN_LIMIT_PER_IP: '8' },
       tenant: 'limits',
+      // The per-IP counters live in the database, and every test file signs in from 127.0.0.1.
+      ownDatabase: true,
     }));
   });
   after(() => service?.stop());

@@ -40,6 +40,10 @@ export function testConfig(engine: Engine, dataDir: string, env: Record<string, 
     ATRIUM_LOG_LEVEL: 'warn',
     // Mailboxes need a domain the operator allows; tests claim addresses under this one.
     ATRIUM_MAIL_DOMAINS: TEST_MAIL_DOMAIN,
+    // Every test calls from 127.0.0.1 and the counters are shared through the database: these
+    // limits are tested on databases of their own (cluster-limits.test.ts).
+    ATRIUM_TOKEN_LIMIT_PER_IP: '999999',
+    ATRIUM_DEVICE_LIMIT_PER_IP: '999999',
     // Instances sharing one PostgreSQL must share the key that encrypts stored secrets.
     ...(engine === 'postgres' ? { DATABASE_URL: pgUrl!, ATRIUM_SECRET_KEY: TEST_SECRET_KEY } : {}),
     ...env,

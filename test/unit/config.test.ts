@@ -35,7 +35,7 @@ test('defaults: the embedded quick start on this machine only', () => {
   assert.equal(config.authCacheMs, 5000);
   assert.equal(config.logLevel, 'info');
   assert.equal(config.trustProxy, false);
-  assert.deepEqual(config.signin, { emailLogin: true, upstream: [], limits: { perAccount: 10, perIp: 100, windowMs: 15 * 60_000 } });
+  assert.deepEqual(config.signin, { emailLogin: true, upstream: [], limits: { perAccount: 10, perIp: 100, tokenPerIp: 600, devicePerIp: 30, windowMs: 15 * 60_000 } });
   assert.deepEqual(config.mail, { smtpUrl: undefined, from: 'Atrium <no-reply@localhost>', devMailbox: true, transport: 'outbox' });
   assert.deepEqual(config.jobs, { pollMs: 1000, batchSize: 100, concurrency: 200, poolSize: 4, leaseMs: 30_000 });
   assert.deepEqual(config.webhooks, {
@@ -100,7 +100,7 @@ test('one startup error names every bad variable and what it expects', () => {
     /HOST="two words" is invalid/,
     /ATRIUM_PUBLIC_URL="ftp:\/\/example.com" is invalid: expected a URL starting `http:\/\/` or `https:\/\/`/,
     /ATRIUM_LOG_LEVEL="loud" is invalid: expected one of `fatal`/,
-    /ATRIUM_TRUST_PROXY="yes" is invalid: expected `true` or `false`/,
+    /ATRIUM_TRUST_PROXY="yes" is invalid \("yes" is not an IP address or CIDR range\): expected `true` or `false`/,
     /ATRIUM_JOBS_LEASE_SECONDS="0" is invalid \(out of range\): expected seconds, 1–99,999/,
     /ATRIUM_WEBHOOKS_RETRY_SCHEDULE="5,,10" is invalid/,
     /ATRIUM_MAIL_FROM=.* is invalid/,
@@ -159,6 +159,8 @@ test('the redacted summary shows every effective setting as written, and no secr
     ATRIUM_ROOM_SERVER_URL: 'https://rooms.internal',
     ATRIUM_OPENAI_API_KEY: 'sk-openai-1',
     ATRIUM_ANTHROPIC_API_KEY: 'sk-ant-1',
+    ATRIUM_S3_BUCKET: 'atrium-files',
+    ATRIUM_S3_ENDPOINT: 'https://minio.internal:9000',
   }));
   const text = JSON.stringify(summary);
   for (const value of secrets) assert.ok(!text.includes(value), `${value} is not shown`);

@@ -73,7 +73,7 @@ export async function validateParticipantToken(ctx: AppContext, token: string): 
       if (!secret || secret.projectId !== claims.sub) throw invalid('Unknown or revoked API key');
       ({ payload } = await jwtVerify(token, new TextEncoder().encode(secret.secret), { algorithms: ['HS256'] }));
     } else {
-      const key = header.kid ? ctx.keys.verifyKey(header.kid) : undefined;
+      const key = header.kid ? await ctx.keys.findVerifyKey(header.kid) : undefined;
       if (!key) throw invalid('Unknown signing key');
       ({ payload } = await jwtVerify(token, key, { algorithms: [header.alg ?? ''], issuer: ctx.config.publicUrl }));
     }

@@ -174,3 +174,18 @@ export async function attemptsOf(db: Db, projectId: string, deliveryIds: string[
   }
   return out;
 }
+
+/**
+ * Deletes up to `limit` finished deliveries (not pending) created before `before`, with their
+ * attempts, in one short statement; how many of each.
+ */
+export async function pruneFinished(db: Db, before: Date, limit: number): Promise<{ deliveries: number; attempts: number }> {
+  const [row] = rowsOf<{ deliveries: number; attempts: number }>(await db.execute(sql`
+    with picked as (
+      select id from webhook_deliveries where status <> 'pending' and created_at < ${before.toISOString()}::timestamptz order by created_at limit ${limit}
+    ),
+    attempts as (delete from webhook_attempts where delivery_id in (select id from picked) returning 1),
+    gone as (delete from webhook_deliveries where id in (select id from picked) returning 1)
+    select (select count(*) from gone)::int as deliveries, (select count(*) from attempts)::int as attempts`));
+  return { deliveries: Number(row?.deliveries ?? 0), attempts: Number(row?.attempts ?? 0) };
+}

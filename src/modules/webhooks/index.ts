@@ -1,6 +1,8 @@
 // Webhooks: registrations, the delivery engine (an outbox handler), and the event fan-out that
 // turns every subscribed event into deliveries.
 import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { prunedRows, pruneInBatches, RETENTION_MAX_BATCHES } from '../../platform/jobs/retention.ts';
+import { pruneFinished } from './deliveries.ts';
 import { webhookDeliveryHandler } from './delivery.ts';
 import { webhookFanout } from './fanout.ts';
 import { webhookRoutes } from './routes.ts';
@@ -10,6 +12,20 @@ export const webhooksModule: Module = {
   routes: webhookRoutes,
   jobs: (ctx) => [webhookDeliveryHandler(ctx)],
   eventConsumers: () => [webhookFanout],
+  // Finished deliveries (and their attempts) older than ATRIUM_RETENTION_DAYS, hourly.
+  schedules: (ctx) => [{
+    name: 'webhooks.prune-deliveries',
+    cron: '11 * * * *',
+    run: async ({ db, signal }, dueAt) => {
+      const { retentionMs, batchSize } = ctx.config.retention;
+      const before = new Date(dueAt.getTime() - retentionMs);
+      await pruneInBatches('webhook_deliveries', { batchSize, maxBatches: RETENTION_MAX_BATCHES }, async (limit) => {
+        const { deliveries, attempts } = await pruneFinished(db, before, limit);
+        if (attempts > 0) prunedRows.inc({ table: 'webhook_attempts' }, attempts);
+        return deliveries;
+      }, signal);
+    },
+  }],
   fixtures: [{
     provides: ['webhook_id', 'delivery_id'],
     async create(client) {

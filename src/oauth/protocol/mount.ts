@@ -7,7 +7,10 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
 import type { AppContext } from '../../context.ts';
-import { notFound } from '../../platform/http/errors.ts';
+import { notFound, tooManyRequests } from '../../platform/http/errors.ts';
+import { RateCounters } from '../../platform/limits/counters.ts';
+import { RequestLimiter } from '../limits.ts';
+import { ENDPOINTS } from '../provider.ts';
 import type { Api } from '../../platform/http/module.ts';
 import { SECURITY_HEADERS } from '../respond.ts';
 import { userinfoRoute } from './userinfo.ts';
@@ -39,16 +42,67 @@ async function handOverUnanswered(kctx: KoaContextWithOIDC, next: () => Promise<
   if (kctx.status === 404 && kctx.body == null) handOver(kctx, notFound(`Route ${kctx.method} ${kctx.path}`));
 }
 
+const CLIENT_IP_HEADER = 'x-atrium-client-ip';
+const PINNED_HEADERS = ['host', 'x-forwarded-host', 'x-forwarded-proto', 'forwarded', CLIENT_IP_HEADER] as const;
+
+/**
+ * The provider builds its URLs (discovery endpoints, redirects) from the request's host and
+ * protocol. Those come from the client, or from whatever a cache in front of the service passes
+ * on, so for the provider's turn they are replaced by ATRIUM_PUBLIC_URL's, and the client address
+ * by the one Fastify found by the ATRIUM_TRUST_PROXY rule. Returns what puts the headers back.
+ */
+function pinnedOrigin(publicUrl: string): (request: FastifyRequest) => () => void {
+  const url = new URL(publicUrl);
+  const protocol = url.protocol.slice(0, -1);
+  return (request) => {
+    const headers = request.raw.headers;
+    const saved = PINNED_HEADERS.map((name) => [name, headers[name]] as const);
+    const ip = request.ip;
+    headers.host = url.host;
+    headers['x-forwarded-proto'] = protocol;
+    headers[CLIENT_IP_HEADER] = ip;
+    delete headers['x-forwarded-host'];
+    delete headers.forwarded;
+    return () => {
+      for (const [name, value] of saved) {
+        if (value === undefined) delete headers[name];
+        else (headers as Record<string, string | string[]>)[name] = value;
+      }
+    };
+  };
+}
+
 export async function mountProtocol(app: Api, ctx: AppContext, provider: Provider): Promise<void> {
   provider.use(handOverUnanswered);
   // The library has already rendered its "server_error" answer when it emits this; ours replaces it.
   provider.on('server_error', (kctx, error) => handOver(kctx, error));
   const handle = provider.callback();
+  const pinned = pinnedOrigin(ctx.config.publicUrl);
+  // The provider reads the host, the protocol and the client address from the headers pinned below.
+  provider.proxy = true;
+  provider.proxyIpHeader = CLIENT_IP_HEADER;
+
+  const counters = new RateCounters(ctx.db);
+  const { tokenPerIp, devicePerIp } = ctx.config.signin.limits;
+  const limited = new Map<string, RequestLimiter>([
+    [ENDPOINTS.token, new RequestLimiter(counters, 'token', tokenPerIp, 60_000)],
+    [ENDPOINTS.code_verification, new RequestLimiter(counters, 'device', devicePerIp, 60_000)],
+  ]);
 
   const forward = async (request: FastifyRequest, reply: FastifyReply) => {
+    const limiter = limited.get(request.url.split('?')[0]!.replace(/\/+$/, ''));
+    if (limiter) {
+      const verdict = await limiter.hit(request.ip);
+      if (!verdict.allowed) throw tooManyRequests(verdict.retryAfter);
+    }
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.raw.setHeader(name, value);
     reply.raw.setHeader('content-security-policy', PROVIDER_CSP);
-    await handle(request.raw, reply.raw);
+    const restore = pinned(request);
+    try {
+      await handle(request.raw, reply.raw);
+    } finally {
+      restore();
+    }
     if (handedOver.has(request.raw)) {
       // Whatever the provider began to answer (headers, cookies) goes with its answer.
       for (const name of reply.raw.getHeaderNames()) reply.raw.removeHeader(name);

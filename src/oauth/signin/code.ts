@@ -22,7 +22,7 @@ async function verifyCode(s: Signin) {
   const code = (s.fields.code ?? '').replace(/\s+/g, '');
   const user = /^[0-9]{6}$/.test(code) ? await s.kit.signin.verifyCode(s.uid, s.email!, code) : undefined;
   if (!user) {
-    countFailure(s);
+    await countFailure(s);
     return render(s, entryAgain(s, 'That code is not valid or has expired.', 401));
   }
   s.user = user;

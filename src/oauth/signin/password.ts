@@ -19,7 +19,7 @@ function readCredentials(s: Signin) {
 async function verifyPassword(s: Signin) {
   const checked = await s.kit.signin.checkPassword(s.email!, s.fields.password!);
   if (checked.result === 'invalid') {
-    countFailure(s);
+    await countFailure(s);
     return render(s, again(s, 'The email address or password is incorrect.', 401));
   }
   if (checked.result === 'unconfirmed') return render(s, unconfirmedPage({ ...view(s), email: checked.user.email }));

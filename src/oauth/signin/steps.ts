@@ -73,13 +73,13 @@ export const checkNewPassword = (again: Again): Step => function checkNewPasswor
 };
 
 /** Every request that sends mail spends one attempt of the address's and the IP's budgets. */
-export const spendMailAttempt = (again: Again): Step => function spendMailAttempt(s) {
-  return overLimit(s, s.kit.limiter.attempt(s.email!, s.request.ip), again);
+export const spendMailAttempt = (again: Again): Step => async function spendMailAttempt(s) {
+  return overLimit(s, await s.kit.limiter.attempt(s.email!, s.request.ip), again);
 };
 
 /** Guesses (passwords, codes, reset links) only look at the budget; the step that judges one counts a failure. */
-export const checkGuessBudget = (again: Again): Step => function checkGuessBudget(s) {
-  return overLimit(s, s.kit.limiter.check(s.email!, s.request.ip), again);
+export const checkGuessBudget = (again: Again): Step => async function checkGuessBudget(s) {
+  return overLimit(s, await s.kit.limiter.check(s.email!, s.request.ip), again);
 };
 
 function overLimit(s: Signin, verdict: LimitVerdict, again: Again) {
@@ -89,8 +89,8 @@ function overLimit(s: Signin, verdict: LimitVerdict, again: Again) {
 }
 
 /** Counts a wrong guess against the address and the IP. */
-export function countFailure(s: Signin): void {
-  s.kit.limiter.fail(s.email!, s.request.ip);
+export async function countFailure(s: Signin): Promise<void> {
+  await s.kit.limiter.fail(s.email!, s.request.ip);
 }
 
 /** Signs the account the steps established in to the flow (`amr`: how it proved itself). */

@@ -1,6 +1,13 @@
 // The service's asymmetric signing keys, shared by every instance through the database (private
 // halves encrypted). Tokens we issue carry the key id in their header; room servers verify them
 // offline against the public keys published at /.well-known/jwks.json.
+//
+// Rotation without downtime: `atrium keys rotate` adds a key (`rotateSigningKey`). Every instance
+// re-reads the keys every ATRIUM_KEY_REFRESH_SECONDS and signs with the newest from then on (the
+// OAuth provider included, through `onChange`); a token naming a key id an instance does not know
+// yet makes it re-read at once, so a token signed with the new key verifies everywhere at once.
+// Older keys stay published and accepted until they have been superseded for longer than any token
+// lives (ATRIUM_KEY_RETIRE_AFTER_DAYS); a schedule then retires them (`retireSupersededKeys`).
 import { randomUUID } from 'node:crypto';
 import { desc, isNull, sql } from 'drizzle-orm';
 import { jsonb, pgTable, text } from 'drizzle-orm/pg-core';
@@ -23,7 +30,7 @@ export const SIGNING_ALG = 'ES256';
 
 const FIRST_KEY_LOCK = 72_616_001; // advisory lock id, next to the migrations' one
 
-function activeKeys(db: Db) {
+function activeKeys(db: Db): Promise<KeyRow[]> {
   return db.select().from(signingKeysTable).where(isNull(signingKeysTable.retiredAt)).orderBy(desc(signingKeysTable.createdAt));
 }
 
@@ -34,12 +41,48 @@ export interface SigningKey {
   publicJwk: JWK;
 }
 
+type KeyRow = typeof signingKeysTable.$inferSelect;
+
+/** A new key pair as a row to insert (private half encrypted). */
+async function newKeyRow(box: SecretBox): Promise<typeof signingKeysTable.$inferInsert> {
+  const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
+  const kid = randomUUID();
+  const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: 'sig' };
+  const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG, use: 'sig' };
+  return { kid, alg: SIGNING_ALG, publicJwk, privateJwkEncrypted: box.encrypt(JSON.stringify(privateJwk)) };
+}
+
+/** Adds a signing key that every instance signs with from its next refresh on; its key id. */
+export async function rotateSigningKey(db: Db, box: SecretBox, now: Date = new Date()): Promise<string> {
+  const row = await newKeyRow(box);
+  await db.insert(signingKeysTable).values({ ...row, createdAt: now });
+  return row.kid;
+}
+
+/**
+ * Retires keys superseded (a newer key exists) for longer than `retireAfterMs` before `now`: they
+ * leave the JWKS and no longer verify. The newest key is never retired. Returns the retired ids.
+ */
+export async function retireSupersededKeys(db: Db, retireAfterMs: number, now: Date = new Date()): Promise<string[]> {
+  const cutoff = new Date(now.getTime() - retireAfterMs).toISOString();
+  const rows = await db.execute(sql`
+    update signing_keys k set retired_at = ${now.toISOString()}::timestamptz
+    where k.retired_at is null
+      and exists (select 1 from signing_keys newer where newer.created_at > k.created_at and newer.created_at <= ${cutoff}::timestamptz)
+    returning k.kid`);
+  return (Array.isArray(rows) ? rows : (rows as { rows: { kid: string }[] }).rows).map((r: { kid: string }) => r.kid);
+}
+
 export class SigningKeys {
   readonly #db: Db;
   readonly #box: SecretBox;
   #current: SigningKey | undefined;
-  #publicJwks: JWK[] = [];
+  #rows: KeyRow[] = [];
   #verifyKeys = new Map<string, CryptoKey>();
+  #listeners: (() => Promise<void>)[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #refreshing: Promise<void> | undefined;
+  #lastMiss = 0;
 
   constructor(db: Db, box: SecretBox) {
     this.#db = db;
@@ -53,13 +96,13 @@ export class SigningKeys {
       await tx.execute(sql`select pg_advisory_xact_lock(${FIRST_KEY_LOCK})`);
       const existing = await activeKeys(tx);
       if (existing.length > 0) return existing;
-      const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALG, { extractable: true });
-      const kid = randomUUID();
-      const publicJwk = { ...(await exportJWK(publicKey)), kid, alg: SIGNING_ALG, use: 'sig' };
-      const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: SIGNING_ALG, use: 'sig' };
-      await tx.insert(signingKeysTable).values({ kid, alg: SIGNING_ALG, publicJwk, privateJwkEncrypted: this.#box.encrypt(JSON.stringify(privateJwk)) });
+      await tx.insert(signingKeysTable).values(await newKeyRow(this.#box));
       return activeKeys(tx);
     });
+    await this.#apply(rows);
+  }
+
+  async #apply(rows: KeyRow[]): Promise<void> {
     const newest = rows[0]!;
     let privateJwk: string;
     try {
@@ -70,14 +113,50 @@ export class SigningKeys {
         'a database needs the same ATRIUM_SECRET_KEY (or, embedded, the secret.key file of its data dir).',
       );
     }
+    const verifyKeys = new Map(await Promise.all(rows.map(async (r) => [r.kid, (await importJWK(r.publicJwk, r.alg)) as CryptoKey] as const)));
     this.#current = {
       kid: newest.kid,
       alg: newest.alg,
       privateKey: (await importJWK(JSON.parse(privateJwk) as JWK, newest.alg)) as CryptoKey,
       publicJwk: newest.publicJwk,
     };
-    this.#publicJwks = rows.map((r) => r.publicJwk);
-    this.#verifyKeys = new Map(await Promise.all(rows.map(async (r) => [r.kid, (await importJWK(r.publicJwk, r.alg)) as CryptoKey] as const)));
+    this.#rows = rows;
+    this.#verifyKeys = verifyKeys;
+  }
+
+  /** Re-reads the keys; when they changed, applies them and tells the listeners (the OAuth provider). */
+  refresh(): Promise<void> {
+    this.#refreshing ??= (async () => {
+      try {
+        const rows = await activeKeys(this.#db);
+        const same = rows.length === this.#rows.length && rows.every((r, i) => r.kid === this.#rows[i]?.kid);
+        if (rows.length === 0 || same) {
+                return;
+        }
+        await this.#apply(rows);
+        for (const listener of this.#listeners) await listener();
+      } finally {
+        this.#refreshing = undefined;
+      }
+    })();
+    return this.#refreshing;
+  }
+
+  /** Re-reads the keys every `intervalMs` until `stop()`; failures are reported, not thrown. */
+  start(intervalMs: number, onError: (error: unknown) => void): void {
+    this.stop();
+    this.#timer = setInterval(() => void this.refresh().catch(onError), intervalMs);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** Called after the keys changed. */
+  onChange(listener: () => Promise<void>): void {
+    this.#listeners.push(listener);
   }
 
   get current(): SigningKey {
@@ -85,16 +164,24 @@ export class SigningKeys {
     return this.#current;
   }
 
-  /** Private JWKs, for the OAuth provider's own signing. */
+  /** Private JWKs, newest first, for the OAuth provider's own signing (it signs with the first). */
   privateJwks(): Promise<JWK[]> {
     return activeKeys(this.#db).then((rows) => rows.map((r) => JSON.parse(this.#box.decrypt(r.privateJwkEncrypted)) as JWK));
   }
 
   jwks(): { keys: JWK[] } {
-    return { keys: this.#publicJwks };
+    return { keys: this.#rows.map((r) => r.publicJwk) };
   }
 
-  verifyKey(kid: string): CryptoKey | undefined {
+  /**
+   * The key to verify a token naming `kid`; a key id this instance does not know yet (another
+   * instance has just rotated) makes it re-read the keys first, at most once a second.
+   */
+  async findVerifyKey(kid: string): Promise<CryptoKey | undefined> {
+    const known = this.#verifyKeys.get(kid);
+    if (known || Date.now() - this.#lastMiss < 1000) return known;
+    this.#lastMiss = Date.now();
+    await this.refresh();
     return this.#verifyKeys.get(kid);
   }
 }

@@ -1,6 +1,7 @@
 // The kinds of value a setting takes. A kind turns the environment's text into a typed value or
 // says what is wrong with it, writes a value back the way it is set (for the redacted summary),
 // and says in words what it expects (for startup errors and the generated README table).
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import type { Static, TSchema } from 'typebox';
 import { isDnsName } from '../http/dns-names.ts';
@@ -78,6 +79,33 @@ export function boolean(): Kind<boolean> {
     expects: '`true` or `false` (`1` or `0`)',
     parse: (raw) => (raw === 'true' || raw === '1' ? valid(true) : raw === 'false' || raw === '0' ? valid(false) : invalid()),
     format: String,
+  };
+}
+
+/**
+ * Which proxies in front of the service to believe about the client (`X-Forwarded-For`) and the
+ * protocol: none (`false`), every hop (`true`), the nearest N hops, or the listed addresses and
+ * CIDR ranges. The value Fastify's `trustProxy` takes.
+ */
+export type ProxyTrust = boolean | number | string[];
+
+export function proxyTrust(): Kind<ProxyTrust> {
+  return {
+    expects: '`true` or `false`, a number of proxy hops (1–99), or comma-separated proxy addresses and CIDR ranges',
+    parse(raw) {
+      if (raw === 'true') return valid(true);
+      if (raw === 'false' || raw === '0') return valid(false);
+      if (/^[0-9]{1,2}$/.test(raw)) return valid(Number(raw));
+      const entries = raw.split(',').map((entry) => entry.trim());
+      for (const entry of entries) {
+        const [address, bits, extra] = entry.split('/');
+        const family = isIP(address ?? '');
+        if (family === 0 || extra !== undefined) return invalid(`${JSON.stringify(entry)} is not an IP address or CIDR range`);
+        if (bits !== undefined && (!/^[0-9]{1,3}$/.test(bits) || Number(bits) > (family === 4 ? 32 : 128))) return invalid(`${JSON.stringify(entry)} has a bad prefix length`);
+      }
+      return valid(entries);
+    },
+    format: (value) => (Array.isArray(value) ? value.join(',') : String(value)),
   };
 }
 

@@ -1,0 +1,36 @@
+// `atrium keys rotate`: adds a signing key to the shared database. Running instances sign with it
+// within ATRIUM_KEY_REFRESH_SECONDS and verify tokens signed with it at once; the previous key stays
+// published until it retires (ATRIUM_KEY_RETIRE_AFTER_DAYS after being superseded).
+import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.ts';
+import { openContext } from '../main.ts';
+import { rotateSigningKey } from '../platform/crypto/signing-keys.ts';
+
+export const KEYS_USAGE = `Usage: atrium keys rotate
+
+Adds a new signing key (participant tokens, OAuth tokens, room-server and repository signatures).
+Every instance on the same database signs with it within ATRIUM_KEY_REFRESH_SECONDS; the old key
+stays in the JWKS until ATRIUM_KEY_RETIRE_AFTER_DAYS after the rotation. Needs the same settings as
+serve (DATABASE_URL, ATRIUM_SECRET_KEY).`;
+
+export async function keysCommand(args: string[], config: () => Config): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === 'help' || sub === '--help' || sub === '-h') {
+    process.stdout.write(`${KEYS_USAGE}\n`);
+    return 0;
+  }
+  if (sub !== 'rotate' || rest.length > 0) {
+    process.stderr.write(`${KEYS_USAGE}\n`);
+    return 2;
+  }
+  const ctx = await openContext(config(), pino({ level: 'warn' }) as unknown as FastifyBaseLogger);
+  try {
+    const kid = await rotateSigningKey(ctx.db, ctx.secrets);
+    const refresh = ctx.config.keys.refreshMs / 1000;
+    process.stdout.write(`${JSON.stringify({ kid, signing_within_seconds: refresh, previous_keys_retire_after_days: ctx.config.keys.retireAfterMs / 86_400_000 })}\n`);
+    return 0;
+  } finally {
+    await ctx.database.close();
+  }
+}

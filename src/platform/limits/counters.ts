@@ -1,0 +1,64 @@
+// Rate-limit counters in the database, so that N instances on one PostgreSQL give a client the same
+// budget as one: fixed windows, one row per key, counted with one atomic upsert per hit (no read
+// then write, so concurrent requests on different instances never lose a count). Rows of ended
+// windows are reset in place when their key comes back, and pruned in the background otherwise.
+import { sql } from 'drizzle-orm';
+import type { Db } from '../db/engine.ts';
+import { rowsOf } from '../jobs/outbox.ts';
+
+export interface Window {
+  count: number;
+  /** Epoch milliseconds at which the window ends. */
+  resetAt: number;
+}
+
+export class RateCounters {
+  readonly #db: Db;
+  readonly #now: () => number;
+
+  constructor(db: Db, now: () => number = Date.now) {
+    this.#db = db;
+    this.#now = now;
+  }
+
+  /** Adds one to each key's current window (`windowMs` long when it starts now); the windows after counting. */
+  async hit(keys: readonly string[], windowMs: number): Promise<Window[]> {
+    const now = this.#now();
+    const start = new Date(now).toISOString();
+    const ends = new Date(now + windowMs).toISOString();
+    const rows = await this.#db.execute<{ key: string; count: number; window_ends: string | Date }>(sql`
+      insert into rate_limits (key, count, window_ends)
+      select k, 1, ${ends}::timestamptz from unnest(${toArray([...new Set(keys)])}::text[]) as k
+      on conflict (key) do update set
+        count = case when rate_limits.window_ends <= ${start}::timestamptz then 1 else rate_limits.count + 1 end,
+        window_ends = case when rate_limits.window_ends <= ${start}::timestamptz then excluded.window_ends else rate_limits.window_ends end
+      returning key, count, window_ends`);
+    return byKey(keys, rowsOf(rows), now);
+  }
+
+  /** The keys' current windows, without counting (a key with no live window: count 0). */
+  async peek(keys: readonly string[]): Promise<Window[]> {
+    const now = this.#now();
+    const rows = await this.#db.execute<{ key: string; count: number; window_ends: string | Date }>(sql`
+      select key, count, window_ends from rate_limits
+      where key = any(${toArray(keys)}::text[]) and window_ends > ${new Date(now).toISOString()}::timestamptz`);
+    return byKey(keys, rowsOf(rows), now);
+  }
+
+  /** Deletes up to `batch` rows whose window ended before `before`; how many. */
+  async prune(before: Date, batch: number): Promise<number> {
+    const rows = await this.#db.execute(sql`
+      delete from rate_limits where key in (
+        select key from rate_limits where window_ends < ${before.toISOString()}::timestamptz limit ${batch}
+      ) returning 1`);
+    return rowsOf(rows).length;
+  }
+}
+
+/** A text[] parameter (drizzle would otherwise spread an array into a list). */
+const toArray = (keys: readonly string[]) => `{${keys.map((k) => `"${k.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
+
+function byKey(keys: readonly string[], rows: { key: string; count: number; window_ends: string | Date }[], now: number): Window[] {
+  const found = new Map(rows.map((r) => [r.key, { count: Number(r.count), resetAt: new Date(r.window_ends).getTime() }]));
+  return keys.map((key) => found.get(key) ?? { count: 0, resetAt: now });
+}
