@@ -29,7 +29,6 @@ const name = process.env.ATRIUM_MUTATION_TARGET ?? 'auth';
 const target = TARGETS[name];
 if (!target) throw new Error(`unknown mutation target ${name}: one of ${Object.keys(TARGETS).join(', ')}`);
 
-/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'command',
   commandRunner: { command: `node --test --test-concurrency=1 ${target.tests.join(' ')}` },
