@@ -16,6 +16,19 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { dirname, join } from 'node:path';
 import * as oidc from 'openid-client';
 
+/**
+ * Atrium answered discovery as another issuer than ATRIUM_URL (e.g. http://127.0.0.1:8000 for a
+ * server whose public URL is http://localhost:8000): both values and the setting that fixes it.
+ */
+export function issuerMismatch(error: unknown): string | undefined {
+  const e = error as { code?: string; cause?: { attribute?: string; expected?: string; body?: { issuer?: unknown } } };
+  if (e.code !== 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED' || e.cause?.attribute !== 'issuer') return undefined;
+  const expected = String(e.cause.expected).replace(/\/+$/, '');
+  const received = typeof e.cause.body?.issuer === 'string' ? e.cause.body.issuer : '(none)';
+  return `Issuer mismatch: expected ${expected} (ATRIUM_URL of this app), received ${received} (Atrium's ATRIUM_PUBLIC_URL). `
+    + `Set ATRIUM_URL=${received} for this app, or start Atrium with ATRIUM_PUBLIC_URL=${expected}.`;
+}
+
 interface Settings {
   atriumUrl: string;
   apiKey: string;
@@ -265,7 +278,7 @@ export async function startSampleApp(settings: Settings): Promise<SampleApp> {
       timeout: 10,
     }).catch((error: unknown) => {
       configuration = undefined;
-      throw error;
+      throw new Error(issuerMismatch(error) ?? (error as Error).message, { cause: error });
     });
     return configuration;
   };

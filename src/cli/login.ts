@@ -30,8 +30,23 @@ export async function discover(server: string): Promise<oidc.Configuration> {
       timeout: 15,
     });
   } catch (error) {
-    throw new Error(`Cannot read the OAuth configuration of ${url.href}: ${describe(error)}`);
+    throw new Error(issuerMismatch(error) ?? `Cannot read the OAuth configuration of ${url.href}: ${describe(error)}`);
   }
+}
+
+/**
+ * The message for a server whose discovery document names another issuer than the URL it was
+ * reached at (http://127.0.0.1:8000 for a server whose ATRIUM_PUBLIC_URL is http://localhost:8000):
+ * both values and the two settings that fix it. Undefined for any other error.
+ */
+export function issuerMismatch(error: unknown): string | undefined {
+  const e = error as { code?: string; cause?: { attribute?: string; expected?: string; body?: { issuer?: unknown } } };
+  if (e.code !== 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED' || e.cause?.attribute !== 'issuer') return undefined;
+  const expected = serverKey(String(e.cause.expected));
+  const received = typeof e.cause.body?.issuer === 'string' ? e.cause.body.issuer : '(none)';
+  return `Issuer mismatch: expected ${expected} (the URL you gave), received ${received} (the server's ATRIUM_PUBLIC_URL). `
+    + `Use the server's public URL: --server ${received} or ATRIUM_URL=${received}; `
+    + `or, if ${expected} is the right address, start the server with ATRIUM_PUBLIC_URL=${expected}.`;
 }
 
 function describe(error: unknown): string {
