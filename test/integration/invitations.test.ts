@@ -47,6 +47,7 @@ forEachEngine('invitations', (engine) => {
     assert.equal(invited.body.status, 'invited');
     assert.equal(invited.body.invitation.email, email);
     assert.equal(invited.body.invitation.status, 'pending');
+    assert.equal(invited.body.invitation.mail_sent, true);
     const listed = await list();
     assert.ok(listed.body.invitations.some((i: { id: string }) => i.id === invited.body.invitation.id));
 

@@ -21,8 +21,8 @@ export const projectsModule: Module = {
   }, {
     provides: ['invitation_id'],
     async create(client) {
-      const response = await client.request('POST', `/accounts/projects/${client.projectId}/users`, { json: { email: `invitee-${crypto.randomUUID()}@example.com`, roles: ['member'] } });
-      return { invitation_id: (response.body as { invitation: { id: string } }).invitation.id };
+      const response = await client.request<{ invitation: { id: string } }>('POST', `/accounts/projects/${client.projectId}/users`, { json: { email: `invitee-${crypto.randomUUID()}@example.com`, roles: ['member'] } });
+      return { invitation_id: response.invitation.id };
     },
   }],
 };

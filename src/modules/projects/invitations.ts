@@ -7,7 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../../context.ts';
 import { hashSecret, secretMatches } from '../../platform/crypto/secrets.ts';
-import { apiError, badRequest, notFound, tooManyRequests } from '../../platform/http/errors.ts';
+import { badRequest, notFound, tooManyRequests } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import { isRole, type Role } from '../../platform/http/roles.ts';
 import { createUser, findUserByEmail, findUserById, type UserRow } from '../users/service.ts';
@@ -56,7 +56,12 @@ function newLink(ctx: AppContext, id: string): { secretHash: Buffer; url: string
   return { secretHash: hashSecret(secret), url: `${ctx.config.publicUrl}/invitations/accept?token=${id}.${secret}` };
 }
 
-async function sendInvitation(ctx: AppContext, projectId: string, email: string, url: string, inviter: UserRow | undefined): Promise<void> {
+/** Sends the mail; false when this server has no mail transport (the invitation waits for a resend). */
+async function sendInvitation(ctx: AppContext, projectId: string, email: string, url: string, inviter: UserRow | undefined): Promise<boolean> {
+  if (ctx.mail.transport === 'none') {
+    ctx.log.warn({ projectId }, 'invitation recorded but not mailed: no mail transport (set ATRIUM_SMTP_URL, then resend it)');
+    return false;
+  }
   const project = await store.findProject(ctx.db, projectId);
   const by = inviter ? `${[inviter.firstName, inviter.lastName].filter(Boolean).join(' ') || inviter.email} invited you` : 'You are invited';
   await ctx.mail.send({
@@ -64,15 +69,11 @@ async function sendInvitation(ctx: AppContext, projectId: string, email: string,
     subject: `Join ${project?.name ?? 'a project'} on Atrium`,
     text: `Hello,\n\n${by} to join the project "${project?.name ?? projectId}" on Atrium.\nOpen this link within ${INVITATION_TTL_MS / 86_400_000} days to create your account and join:\n\n${url}\n\nIf you did not expect this, ignore this email: nothing happens unless you open the link.\n`,
   });
-}
-
-function requireMail(ctx: AppContext): void {
-  if (ctx.mail.transport === 'none') throw apiError('unavailable', 'This server cannot send mail (set ATRIUM_SMTP_URL), so it cannot invite an address without an account');
+  return true;
 }
 
 /** Invites an address without an account (or renews its pending invitation) and sends the link. */
 export async function invite(ctx: AppContext, projectId: string, email: string, roles: Role[], invitedBy: string | undefined) {
-  requireMail(ctx);
   if (!(await store.findProject(ctx.db, projectId))) throw notFound('Project');
   spendMailBudget(ctx, projectId, email);
   const id = randomUUID();
@@ -82,8 +83,8 @@ export async function invite(ctx: AppContext, projectId: string, email: string, 
   });
   // A renewed invitation keeps its id: the link names it.
   const url = row.id === id ? link.url : link.url.replace(`token=${id}.`, `token=${row.id}.`);
-  await sendInvitation(ctx, projectId, row.email, url, invitedBy ? await findInviter(ctx, invitedBy) : undefined);
-  return invitationView(row);
+  const sent = await sendInvitation(ctx, projectId, row.email, url, invitedBy ? await findInviter(ctx, invitedBy) : undefined);
+  return { ...invitationView(row), mail_sent: sent };
 }
 
 function findInviter(ctx: AppContext, userId: string): Promise<UserRow | undefined> {
@@ -98,15 +99,14 @@ export async function listInvitations(ctx: AppContext, projectId: string, page: 
 
 /** A new link and a fresh expiry; the previous link stops working. */
 export async function resendInvitation(ctx: AppContext, projectId: string, id: string, by: string | undefined) {
-  requireMail(ctx);
   const current = await invitations.findInvitation(ctx.db, projectId, id);
   if (!current) throw notFound('Invitation');
   spendMailBudget(ctx, projectId, current.email);
   const link = newLink(ctx, id);
   const row = await invitations.renewInvitation(ctx.db, projectId, id, link.secretHash, new Date(Date.now() + INVITATION_TTL_MS));
   if (!row) throw notFound('Invitation');
-  await sendInvitation(ctx, projectId, row.email, link.url, by ? await findInviter(ctx, by) : undefined);
-  return invitationView(row);
+  const sent = await sendInvitation(ctx, projectId, row.email, link.url, by ? await findInviter(ctx, by) : undefined);
+  return { ...invitationView(row), mail_sent: sent };
 }
 
 export async function revokeInvitation(ctx: AppContext, projectId: string, id: string): Promise<void> {
