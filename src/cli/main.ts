@@ -1,6 +1,9 @@
 // The `atrium` command.
 import { ConfigError, loadConfig } from '../config.ts';
 import { DirLockedError } from '../platform/db/dir-lock.ts';
+import { GROUPS, runGroup } from './groups.ts';
+
+const GROUP_LINES = GROUPS.map((g) => `  ${`${g.name} <command>`.padEnd(25)} ${g.summary}`).join('\n');
 
 const USAGE = `Usage: atrium <command> [options]
 
@@ -11,15 +14,21 @@ Commands:
   webhooks listen           Receive webhooks locally; print each verified event as a JSON line
       [--port 8080] [--host 127.0.0.1] [--secret S | env ATRIUM_WEBHOOK_SECRET] [--no-verify] [--path /webhook]
   login                     Sign in through the browser (loopback redirect, PKCE)
-      [--server URL] [--no-browser] [--device: with a device code, for machines without a browser]
+      [--server URL] [--no-browser] [--port N: the loopback listener's port, default any free one]
+      [--device: with a device code, for machines without a browser]
   whoami                    Show who you are signed in as  [--server URL] [--json]
+  token                     Print a fresh access token for scripts  [--server URL]
   logout                    Revoke the sign-in at the server and forget it  [--server URL]
+${GROUP_LINES}
   help                      Show this help
 
 serve and bootstrap take their settings from the environment (PORT, HOST, DATABASE_URL,
 ATRIUM_DATA_DIR, ATRIUM_PUBLIC_URL…): every one, with its default, is in the Settings section of
-README.md. login/whoami/logout talk to --server, else ATRIUM_PUBLIC_URL, else http://localhost:8000,
-and keep tokens in ~/.config/atrium/credentials.json (ATRIUM_CONFIG_DIR overrides the directory).`;
+README.md. The other commands talk to --server, else ATRIUM_URL, else the one server you are signed
+in to, else ATRIUM_PUBLIC_URL, else http://localhost:8000, and keep tokens in
+~/.config/atrium/credentials.json (ATRIUM_CONFIG_DIR overrides the directory). ATRIUM_TOKEN (an API
+key or personal access token) replaces the stored sign-in for the command groups; ATRIUM_PROJECT
+(or --project) chooses their project when you have more than one. Run \`atrium <group> --help\`.`;
 
 type Command = (args: string[]) => Promise<number>;
 
@@ -31,6 +40,8 @@ const commands: Record<string, Command> = {
   login: async (args) => (await import('./login.ts')).loginCommand(args),
   whoami: async (args) => (await import('./login.ts')).whoamiCommand(args),
   logout: async (args) => (await import('./login.ts')).logoutCommand(args),
+  token: async (args) => (await import('./login.ts')).tokenCommand(args),
+  ...Object.fromEntries(GROUPS.filter((g) => g.name !== 'webhooks').map((g) => [g.name, (args: string[]) => runGroup(g, args)])),
   help: async () => {
     process.stdout.write(`${USAGE}\n`);
     return 0;
