@@ -24,8 +24,10 @@ export function describeFailure(error: unknown, server: string): string {
     return `${error.message} (${error.code}, HTTP ${error.status}).${hint}`;
   }
   if (error instanceof NotSignedInError || error instanceof UsageError) return error.message;
-  const e = error as { message?: string; cause?: { code?: string } };
-  if (e.cause?.code === 'ECONNREFUSED') return `Cannot reach ${server} (connection refused). Is it running? Choose another with --server URL or ATRIUM_URL.`;
+  const e = error as { message?: string; cause?: { code?: string; message?: string } };
+  if (e.message === 'fetch failed') {
+    return `Cannot reach ${server} (${e.cause?.code ?? e.cause?.message ?? 'no answer'}). Is it running? Choose another with --server URL or ATRIUM_URL.`;
+  }
   return String(e.message ?? error);
 }
 

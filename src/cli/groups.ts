@@ -3,6 +3,7 @@
 // does (the help text and docs/cli.md come from here), calls the API through the generated client
 // and returns rows, a record or a message; printing as a table or `--json`, the server, the
 // credential, the project and error messages are handled once, in `runGroup`.
+import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { Readable, Transform } from 'node:stream';
@@ -143,7 +144,7 @@ const members: Group = {
     {
       name: 'resend', summary: 'Send an invitation again with a new link (the old one stops working)', args: ['<invitation_id>'],
       async run(ctx) {
-        const body = await unwrap(ctx.api.POST('/accounts/projects/{project_id}/invitations/{invitation_id}/resend', { params: { path: { project_id: await ctx.project(), invitation_id: arg(ctx, 0, '<invitation_id>') } } }));
+        const body = await unwrap(ctx.api.POST('/accounts/projects/{project_id}/invitations/{invitation_id}/resend', { params: { path: { project_id: await ctx.project(), invitation_id: arg(ctx, 0, '<invitation_id>') } }, body: {} }));
         return { message: `Sent again to ${body.email}; expires ${body.expires_at}`, data: body };
       },
     },
@@ -280,8 +281,9 @@ const webhooks: Group = {
       },
     },
     {
-      name: 'create', summary: 'Create a webhook and print its signing secret (shown once)', args: ['<url>'],
+      name: 'create', summary: 'Create a webhook and print its signing secret (shown once; for `atrium webhooks listen --secret`)', args: ['<url>'],
       options: {
+        secret: { type: 'string', description: 'The signing secret; default a new random one', placeholder: 'SECRET' },
         event: { type: 'string', multiple: true, description: 'An event type (repeat for more); required', placeholder: 'TYPE' },
         name: { type: 'string', description: 'A name; default the URL\'s host', placeholder: 'NAME' },
       },
@@ -292,7 +294,7 @@ const webhooks: Group = {
         return {
           record: await unwrap(ctx.api.POST('/accounts/projects/{project_id}/webhooks', {
             params: { path: { project_id: await ctx.project() } },
-            body: { name: str(ctx, 'name') ?? (URL.parse(url)?.host || 'webhook'), url, events } as never,
+            body: { name: str(ctx, 'name') ?? (URL.parse(url)?.host || 'webhook'), url, events, secret: str(ctx, 'secret') ?? randomBytes(32).toString('base64url') } as never,
           })),
         };
       },

@@ -94,7 +94,7 @@ forEachEngine('invitations', (engine) => {
     const id = invited.body.invitation.id as string;
     const first = linkIn((await waitForMail(service, email, /^Join /, since)).text);
     const resendAt = new Date();
-    const resent = await call(service, 'POST', `/accounts/projects/${tenant.projectId}/invitations/${id}/resend`, { token: tenant.userToken });
+    const resent = await call(service, 'POST', `/accounts/projects/${tenant.projectId}/invitations/${id}/resend`, { token: tenant.userToken, json: {} });
     assert.equal(resent.status, 200);
     assert.equal(resent.body.sent_count, 2);
     const second = linkIn((await waitForMail(service, email, /^Join /, resendAt)).text);

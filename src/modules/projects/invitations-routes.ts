@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.ts';
 import { ApiError } from '../../platform/http/errors.ts';
 import { LimitOffsetQuery, pageOf } from '../../platform/http/lists.ts';
 import type { Api } from '../../platform/http/module.ts';
-import { ProjectParams, Uuid } from '../../platform/http/schemas.ts';
+import { EmptyBody, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as invitations from './invitations.ts';
 import * as schema from './schema.ts';
 
@@ -22,7 +22,7 @@ export function invitationRoutes(app: Api, ctx: AppContext): void {
 
   app.post('/accounts/projects/:project_id/invitations/:invitation_id/resend', {
     config: { auth: { permission: 'admin' } },
-    schema: { tags, summary: 'Send the invitation again with a new link and a new expiry (the old link stops working)', params: InvitationParams, response: { 200: schema.Invitation } },
+    schema: { tags, summary: 'Send the invitation again with a new link and a new expiry (the old link stops working)', params: InvitationParams, body: EmptyBody, response: { 200: schema.Invitation } },
   }, async (request) => invitations.resendInvitation(ctx, request.params.project_id, request.params.invitation_id, request.principal?.userId));
 
   app.delete('/accounts/projects/:project_id/invitations/:invitation_id', {
