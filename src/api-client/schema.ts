@@ -3631,6 +3631,105 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/accounts/projects/{project_id}/webhooks/{webhook_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed webhook.test delivery to this webhook now
+         * @description The delivery goes through the same queue, signing and retries as any other and shows in the webhook's delivery history. 409 when the webhook is disabled; 400 for a `call` webhook. Requires: developer.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                    /** @description UUID */
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            /** @description `{}`, or no body */
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never> | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            webhook_id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            event_id: string;
+                            /** @description Event type */
+                            event: string;
+                            data: {
+                                [key: string]: unknown;
+                            };
+                            status: "pending" | "succeeded" | "failed" | "cancelled";
+                            attempt_count: number;
+                            /** @description When the next attempt is due (pending deliveries) */
+                            next_attempt_at: string | null;
+                            last_attempt_at: string | null;
+                            last_http_status: number | null;
+                            last_error: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            created_at: string;
+                            /** @description The latest attempts, oldest first */
+                            attempts: {
+                                attempt: number;
+                                /** @description scheduled, or manual (a redeliver request) */
+                                trigger: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC
+                                 */
+                                started_at: string;
+                                latency_ms: number;
+                                succeeded: boolean;
+                                http_status: number | null;
+                                /** @description Start of the response body, at most 1 KiB */
+                                response_excerpt: string | null;
+                                error: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/accounts/projects/{project_id}/sessions": {
         parameters: {
             query?: never;

@@ -271,7 +271,7 @@ const oauthClients: Group = {
 
 const webhooks: Group = {
   name: 'webhooks',
-  summary: 'Webhooks, their deliveries and redelivery (`atrium webhooks listen` receives them locally)',
+  summary: 'Webhooks, their deliveries, redelivery and test events (`atrium webhooks listen` receives them locally)',
   commands: [
     {
       name: 'list', summary: 'List the webhooks',
@@ -314,7 +314,16 @@ const webhooks: Group = {
         const body = await unwrap(ctx.api.GET('/accounts/projects/{project_id}/webhooks/{webhook_id}/deliveries', {
           params: { path: { project_id: await ctx.project(), webhook_id: arg(ctx, 0, '<webhook_id>') }, query: { limit: 100, ...(status ? { status: status as never } : {}) } },
         }));
-        return { rows: body.deliveries as Record<string, unknown>[], columns: ['id', 'event_type', 'status', 'attempts', 'created_at'], data: body };
+        return { rows: body.deliveries as Record<string, unknown>[], columns: ['id', 'event', 'status', 'attempt_count', 'created_at'], data: body };
+      },
+    },
+    {
+      name: 'test', summary: 'Send a signed webhook.test delivery now (it shows in the deliveries)', args: ['<webhook_id>'],
+      async run(ctx) {
+        const body = await unwrap(ctx.api.POST('/accounts/projects/{project_id}/webhooks/{webhook_id}/test', {
+          params: { path: { project_id: await ctx.project(), webhook_id: arg(ctx, 0, '<webhook_id>') } }, body: {},
+        }));
+        return { message: `Queued test delivery ${(body as { id: string }).id}`, data: body };
       },
     },
     {

@@ -162,6 +162,10 @@ describe('command groups', () => {
     assert.match(hook.secret, /^[\w-]{43}$/, 'a new signing secret, printed once');
     assert.match(await ok(['webhooks', 'list']), /127\.0\.0\.1:9\/hook/);
     assert.deepEqual((await json(['webhooks', 'deliveries', hook.id])).deliveries, []);
+    assert.match(await ok(['webhooks', 'test', hook.id]), /Queued test delivery/);
+    const history = await json(['webhooks', 'deliveries', hook.id]);
+    assert.equal(history.deliveries.length, 1);
+    assert.equal(history.deliveries[0].event, 'webhook.test');
     const redeliver = await atrium(['webhooks', 'redeliver', hook.id, '00000000-0000-4000-8000-000000000000']);
     assert.equal(redeliver.code, 1);
     assert.match(redeliver.stderr, /Delivery not found/);
