@@ -115,6 +115,7 @@ const members: Group = {
       name: 'invite', summary: 'Invite an address to the project (the same as add with an email)', args: ['<email>'],
       options: { role: ROLES_OPTION },
       async run(ctx) {
+        if (!arg(ctx, 0, '<email>').includes('@')) throw new UsageError('invite takes an email address; add a user by id with `atrium members add USER_ID`');
         return members.commands.find((c) => c.name === 'add')!.run(ctx);
       },
     },
