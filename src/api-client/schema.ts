@@ -1085,42 +1085,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /**
-         * The invitation page the mail links to (HTML)
-         * @description No credential.
-         */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description The token of the invitation link */
-                    token?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": string;
-                    };
-                };
-                /** @description Default Response */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": string;
-                    };
-                };
-            };
-        };
+        get?: never;
         put?: never;
         /**
          * Accept an invitation: create the account (unless the address has one) and join the project
@@ -1168,7 +1133,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/invitations/accept/form": {
+    "/signin/invitation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The invitation page the mail links to (HTML)
+         * @description No credential.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The token of the invitation link */
+                    token?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/signin/invitation/form": {
         parameters: {
             query?: never;
             header?: never;

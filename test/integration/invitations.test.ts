@@ -22,7 +22,7 @@ forEachEngine('invitations', (engine) => {
 
   const users = (json: unknown, token = tenant.userToken) => call(service, 'POST', `/accounts/projects/${tenant.projectId}/users`, { token, json });
   const list = () => call(service, 'GET', `/accounts/projects/${tenant.projectId}/invitations`, { token: tenant.userToken });
-  const form = (fields: Record<string, string>) => call(service, 'POST', '/invitations/accept/form', {
+  const form = (fields: Record<string, string>) => call(service, 'POST', '/signin/invitation/form', {
     body: new URLSearchParams(fields).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' },
   });
   const tokenOf = (link: string) => new URL(link).searchParams.get('token')!;
@@ -53,7 +53,7 @@ forEachEngine('invitations', (engine) => {
 
     const mail = await waitForMail(service, email, /^Join invitations project on Atrium$/, since);
     const link = linkIn(mail.text);
-    assert.ok(link.startsWith(`${service.ctx.config.publicUrl}/invitations/accept?token=`), link);
+    assert.ok(link.startsWith(`${service.ctx.config.publicUrl}/signin/invitation?token=`), link);
     const pageResponse = await fetch(link);
     assert.equal(pageResponse.status, 200);
     assert.match(pageResponse.headers.get('content-security-policy') ?? '', /default-src 'none'/);

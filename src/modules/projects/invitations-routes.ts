@@ -47,7 +47,7 @@ export function invitationRoutes(app: Api, ctx: AppContext): void {
   app.register(async (plain) => {
     const scope = plain as unknown as Api;
     await scope.register(formbody, { bodyLimit: 16_384 });
-    scope.get('/invitations/accept', {
+    scope.get('/signin/invitation', {
       config: publicRoute,
       schema: { tags, summary: 'The invitation page the mail links to (HTML)', querystring: Type.Object({ token: Type.Optional(schema.InvitationToken) }), response: { 200: Type.String(), 404: Type.String() } },
     }, async (request, reply) => {
@@ -61,7 +61,7 @@ export function invitationRoutes(app: Api, ctx: AppContext): void {
         return page('This invitation cannot be used', `<p>${escape(error instanceof ApiError ? error.message : 'Invitation not found')}.</p><p>Ask the project's admin to send a new one.</p>`);
       }
     });
-    scope.post('/invitations/accept/form', {
+    scope.post('/signin/invitation/form', {
       config: publicRoute,
       schema: { tags, summary: 'The invitation page\'s form (HTML)', body: schema.InvitationAccept, response: { 200: Type.String(), 400: Type.String(), 404: Type.String() } },
     }, async (request, reply) => {
@@ -94,7 +94,7 @@ function form(token: string, accountExists: boolean): string {
     : `<label>First name <input name="first_name" maxlength="200" autocomplete="given-name"></label>
 <label>Last name <input name="last_name" maxlength="200" autocomplete="family-name"></label>
 <label>Choose a password <input name="password" type="password" minlength="8" maxlength="1024" required autocomplete="new-password"></label>`;
-  return `<form method="post" action="/invitations/accept/form"><input type="hidden" name="token" value="${escape(token)}">${fields}<button type="submit">Join the project</button></form>`;
+  return `<form method="post" action="/signin/invitation/form"><input type="hidden" name="token" value="${escape(token)}">${fields}<button type="submit">Join the project</button></form>`;
 }
 
 function page(title: string, body: string): string {

@@ -53,7 +53,7 @@ function spendMailBudget(ctx: AppContext, projectId: string, email: string): voi
 
 function newLink(ctx: AppContext, id: string): { secretHash: Buffer; url: string } {
   const secret = randomBytes(32).toString('base64url');
-  return { secretHash: hashSecret(secret), url: `${ctx.config.publicUrl}/invitations/accept?token=${id}.${secret}` };
+  return { secretHash: hashSecret(secret), url: `${ctx.config.publicUrl}/signin/invitation?token=${id}.${secret}` };
 }
 
 /** Sends the mail; false when this server has no mail transport (the invitation waits for a resend). */
