@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.ts';
+import { installCors } from './platform/http/cors.ts';
 import { installAuth, validateAuthRequirement } from './platform/http/auth.ts';
 import { ErrorBody, MAX_PARAM_LENGTH, badRequest, frameworkErrorHandler, installErrorHandling } from './platform/http/errors.ts';
 import { CONSOLE_PATH, serveConsole } from './platform/http/console.ts';
@@ -82,6 +83,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
   });
 
   installErrorHandling(app);
+  installCors(app, { allowList: ctx.config.corsOrigins, origins: modules.find((m) => m.browserOrigins)?.browserOrigins?.(ctx) });
   installAuth(app, ctx.auth);
   app.addHook('preValidation', async (request) => {
     const bad = illFormedText(request.params, 'params') ?? illFormedText(request.query, 'query') ?? illFormedText(request.body, 'body');

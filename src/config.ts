@@ -4,7 +4,7 @@
 // docs:settings`) all come from it, so adding a setting is adding an entry.
 import { Type } from 'typebox';
 import { isLoopback } from './platform/http/loopback.ts';
-import { base64Key, boolean, directory, dnsNames, integer, integerList, json, oneOf, port, proxyTrust, text, url } from './platform/settings/kinds.ts';
+import { base64Key, boolean, directory, dnsNames, integer, integerList, json, oneOf, origins, port, proxyTrust, text, url } from './platform/settings/kinds.ts';
 import { describeSettings, readSettings, rule, secret, setting, type ValuesOf } from './platform/settings/table.ts';
 
 export class ConfigError extends Error {}
@@ -49,6 +49,10 @@ export const SETTINGS = {
     env: 'ATRIUM_ROOMS_URL', group: SERVER, kind: url(['ws', 'wss']),
     default: rule('the public URL with `ws(s)://` and `/rooms`', (get) => `${String(get('ATRIUM_PUBLIC_URL')).replace(/^http/, 'ws')}/rooms`),
     description: 'Base WebSocket URL of rooms, returned in room connection info.',
+  }),
+  corsOrigins: setting({
+    env: 'ATRIUM_CORS_ORIGINS', group: SERVER, kind: origins(100), default: rule('unset: only the origins of OAuth clients', (): string[] => []),
+    description: 'Browser origins allowed to call, with a user\'s token, every endpoint that accepts OAuth access tokens (token, userinfo, revocation, connect, profile…), in addition to each OAuth client\'s own origins (those of a public client\'s redirect URIs, and its `allowed_origins` metadata): see [docs/browser-apps.md](docs/browser-apps.md).',
   }),
   trustProxy: setting({
     env: 'ATRIUM_TRUST_PROXY', group: SERVER, kind: proxyTrust(), default: 'false',

@@ -110,7 +110,14 @@ export async function startService(config: Config, options: ServiceOptions = {})
     // First, so that a module's invalid schedule stops the boot before anything listens.
     workers = options.workers ? options.workers(ctx) : defaultWorkers(ctx, modules);
     built = await buildApp(ctx, modules);
-    await built.app.listen({ port: config.port, host: config.host });
+    await built.app.listen({
+      port: config.port,
+      host: config.host,
+      // The socket's address is not the URL to use: tokens, redirects and discovery all name the
+      // public URL (the OAuth issuer), and a client configured with another spelling of the same
+      // machine fails only at sign-in.
+      listenTextResolver: (address) => `Server listening at ${address}; use ${config.publicUrl} (ATRIUM_PUBLIC_URL) everywhere: CLI, apps, OAuth clients`,
+    });
   } catch (error) {
     await ctx.database.close();
     throw error;

@@ -16,6 +16,19 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { dirname, join } from 'node:path';
 import * as oidc from 'openid-client';
 
+/**
+ * Atrium answered discovery as another issuer than ATRIUM_URL (e.g. http://127.0.0.1:8000 for a
+ * server whose public URL is http://localhost:8000): both values and the setting that fixes it.
+ */
+export function issuerMismatch(error: unknown): string | undefined {
+  const e = error as { code?: string; cause?: { attribute?: string; expected?: string; body?: { issuer?: unknown } } };
+  if (e.code !== 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED' || e.cause?.attribute !== 'issuer') return undefined;
+  const expected = String(e.cause.expected).replace(/\/+$/, '');
+  const received = typeof e.cause.body?.issuer === 'string' ? e.cause.body.issuer : '(none)';
+  return `Issuer mismatch: expected ${expected} (ATRIUM_URL of this app), received ${received} (Atrium's ATRIUM_PUBLIC_URL). `
+    + `Set ATRIUM_URL=${received} for this app, or start Atrium with ATRIUM_PUBLIC_URL=${expected}.`;
+}
+
 interface Settings {
   atriumUrl: string;
   apiKey: string;
@@ -265,7 +278,7 @@ export async function startSampleApp(settings: Settings): Promise<SampleApp> {
       timeout: 10,
     }).catch((error: unknown) => {
       configuration = undefined;
-      throw error;
+      throw new Error(issuerMismatch(error) ?? (error as Error).message, { cause: error });
     });
     return configuration;
   };
@@ -306,7 +319,7 @@ export async function startSampleApp(settings: Settings): Promise<SampleApp> {
     const list = connections.length === 0
       ? '<p>No room is open to you in this project.</p>'
       : connections.map((c) => `<section class="room"><h3>${escapeHtml(c.room_name)}</h3><p>Why: ${escapeHtml(c.why)}</p><p>Room URL: <code class="room-url">${escapeHtml(c.room_url)}</code></p><p>Participant token (expires ${escapeHtml(c.expires_at)}):</p><pre class="token">${escapeHtml(c.jwt)}</pre></section>`).join('');
-    send(reply, 200, page('Atrium sample app', `${steps(5)}<p>Signed in as <strong id="user-email">${escapeHtml(user.email)}</strong> (${escapeHtml(user.name || user.id)}), project role: <code>${escapeHtml(user.role)}</code>. <a href="/logout">Sign out</a></p><h2>Your rooms</h2>${list}<p>A room client connects to the room URL with the token, e.g. with the SDK: <code>new WebSocketClientProtocol({ url, token })</code>.</p><p><a href="/api/rooms">The same as JSON</a></p>`));
+    send(reply, 200, page('Atrium sample app', `${steps(5)}<p>Signed in as <strong id="user-email">${escapeHtml(user.email)}</strong> (${escapeHtml(user.name || user.id)}), project role: <code>${escapeHtml(user.role)}</code>. <a href="/logout">Sign out</a></p><h2>Your rooms</h2>${list}<p>A room client connects to the room URL with the token, e.g. with the SDK: <code>new WebSocketClientProtocol({ url, token })</code>. Rooms run on a room server, not in Atrium: until <code>ATRIUM_ROOMS_URL</code> points at one, the room URL answers 404 (see <code>docs/room-servers.md</code>).</p><p><a href="/api/rooms">The same as JSON</a></p>`));
   }
 
   async function login(reply: ServerResponse) {

@@ -698,7 +698,7 @@ export interface paths {
         };
         put?: never;
         /**
-         * Add a user to the project (roles, or the legacy flags)
+         * Add a user to the project by user_id or email (roles, or the legacy flags); an email without an account is invited
          * @description Requires: admin.
          */
         post: {
@@ -718,7 +718,12 @@ export interface paths {
                          * Format: uuid
                          * @description UUID
                          */
-                        user_id: string;
+                        user_id?: string;
+                        /**
+                         * @description Add by email instead of user_id: a known address is added at once, an unknown one is invited
+                         * @example new.member@example.com
+                         */
+                        email?: string;
                         /**
                          * Format: uuid
                          * @description UUID
@@ -742,6 +747,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             ok: boolean;
+                            /** @description `added`: the user is a member now; `invited`: an invitation mail went to the address */
+                            status: "added" | "invited";
+                            user_id?: string;
+                            invitation?: components["schemas"]["def-2"];
                         };
                     };
                 };
@@ -840,6 +849,409 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/accounts/projects/{project_id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List pending (and expired) invitations
+         * @description Requires: admin.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Most items returned */
+                    limit?: number;
+                    /** @description Items skipped */
+                    offset?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            invitations: components["schemas"]["def-2"][];
+                            /** @description Items in the whole list, not just this page */
+                            total: number;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/projects/{project_id}/invitations/{invitation_id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send the invitation again with a new link and a new expiry (the old link stops working)
+         * @description Requires: admin.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                    /** @description UUID */
+                    invitation_id: string;
+                };
+                cookie?: never;
+            };
+            /** @description `{}`, or no body */
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never> | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            email: string;
+                            /** @description The roles the invitee gets on joining */
+                            roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
+                            status: "pending" | "expired";
+                            /** @description How many times the invitation was issued (sent or resent) */
+                            sent_count: number;
+                            /** @description In the answer to an invite or resend: false when this server has no mail transport (set ATRIUM_SMTP_URL, then resend) */
+                            mail_sent?: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            last_sent_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            expires_at: string;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/projects/{project_id}/invitations/{invitation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation: its link stops working
+         * @description Requires: admin.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                    /** @description UUID */
+                    invitation_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            ok: boolean;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What an invitation link is for (404 when revoked, used, replaced or expired)
+         * @description No credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The token of the invitation link */
+                        token: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            project_id: string;
+                            project_name: string;
+                            email: string;
+                            roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
+                            /** @description When true, accepting joins the existing account and needs no password */
+                            account_exists: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            expires_at: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation: create the account (unless the address has one) and join the project
+         * @description No credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The token of the invitation link */
+                        token: string;
+                        /** @description Required when the address has no account yet */
+                        password?: string;
+                        first_name?: string;
+                        last_name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            project_id: string;
+                            user_id: string;
+                            email: string;
+                            account_created: boolean;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/signin/invitation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The invitation page the mail links to (HTML)
+         * @description No credential.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description The token of the invitation link */
+                    token?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/signin/invitation/form": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The invitation page's form (HTML)
+         * @description No credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description The token of the invitation link */
+                        token: string;
+                        /** @description Required when the address has no account yet */
+                        password?: string;
+                        first_name?: string;
+                        last_name?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description Default Response */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description Default Response */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/accounts/projects/{project_id}/rooms": {
         parameters: {
             query?: never;
@@ -876,7 +1288,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            rooms: components["schemas"]["def-2"][];
+                            rooms: components["schemas"]["def-3"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -2151,7 +2563,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            clients: components["schemas"]["def-3"][];
+                            clients: components["schemas"]["def-4"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -2769,7 +3181,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            webhooks: components["schemas"]["def-4"][];
+                            webhooks: components["schemas"]["def-5"][];
                         };
                     };
                 };
@@ -3118,7 +3530,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            deliveries: components["schemas"]["def-5"][];
+                            deliveries: components["schemas"]["def-6"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -3235,6 +3647,105 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/accounts/projects/{project_id}/webhooks/{webhook_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a signed webhook.test delivery to this webhook now
+         * @description The delivery goes through the same queue, signing and retries as any other and shows in the webhook's delivery history. 409 when the webhook is disabled; 400 for a `call` webhook. Requires: developer.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                    /** @description UUID */
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            /** @description `{}`, or no body */
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never> | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            webhook_id: string;
+                            /**
+                             * Format: uuid
+                             * @description UUID
+                             */
+                            event_id: string;
+                            /** @description Event type */
+                            event: string;
+                            data: {
+                                [key: string]: unknown;
+                            };
+                            status: "pending" | "succeeded" | "failed" | "cancelled";
+                            attempt_count: number;
+                            /** @description When the next attempt is due (pending deliveries) */
+                            next_attempt_at: string | null;
+                            last_attempt_at: string | null;
+                            last_http_status: number | null;
+                            last_error: string | null;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            created_at: string;
+                            /** @description The latest attempts, oldest first */
+                            attempts: {
+                                attempt: number;
+                                /** @description scheduled, or manual (a redeliver request) */
+                                trigger: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC
+                                 */
+                                started_at: string;
+                                latency_ms: number;
+                                succeeded: boolean;
+                                http_status: number | null;
+                                /** @description Start of the response body, at most 1 KiB */
+                                response_excerpt: string | null;
+                                error: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/accounts/projects/{project_id}/sessions": {
         parameters: {
             query?: never;
@@ -3274,7 +3785,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            sessions: components["schemas"]["def-6"][];
+                            sessions: components["schemas"]["def-7"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -4410,7 +4921,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            sessions: components["schemas"]["def-6"][];
+                            sessions: components["schemas"]["def-7"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -4461,7 +4972,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            sessions: components["schemas"]["def-6"][];
+                            sessions: components["schemas"]["def-7"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -4514,7 +5025,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            sessions: components["schemas"]["def-6"][];
+                            sessions: components["schemas"]["def-7"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -11410,8 +11921,35 @@ export interface components {
              */
             created_at: string;
         };
-        /** Room */
+        /** Invitation */
         "def-2": {
+            id: string;
+            email: string;
+            /** @description The roles the invitee gets on joining */
+            roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
+            status: "pending" | "expired";
+            /** @description How many times the invitation was issued (sent or resent) */
+            sent_count: number;
+            /** @description In the answer to an invite or resend: false when this server has no mail transport (set ATRIUM_SMTP_URL, then resend) */
+            mail_sent?: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC
+             */
+            last_sent_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC
+             */
+            created_at: string;
+        };
+        /** Room */
+        "def-3": {
             id: string;
             name: string;
             metadata: {
@@ -11438,7 +11976,7 @@ export interface components {
             updated_at: string;
         };
         /** OAuthClient */
-        "def-3": {
+        "def-4": {
             client_id: string;
             /** @description The secret on create (empty for public clients); always "" afterwards */
             client_secret: string;
@@ -11466,7 +12004,7 @@ export interface components {
             updated_at: string;
         };
         /** Webhook */
-        "def-4": {
+        "def-5": {
             /**
              * Format: uuid
              * @description UUID
@@ -11501,7 +12039,7 @@ export interface components {
             updated_at: string;
         };
         /** WebhookDelivery */
-        "def-5": {
+        "def-6": {
             /**
              * Format: uuid
              * @description UUID
@@ -11553,7 +12091,7 @@ export interface components {
             }[];
         };
         /** RoomSession */
-        "def-6": {
+        "def-7": {
             /**
              * Format: uuid
              * @description UUID

@@ -130,14 +130,14 @@ export class CredentialStore {
    */
   async accessToken(server: string, refresh: (tokens: StoredTokens) => Promise<TokenResponse>, options: { force?: boolean } = {}): Promise<string> {
     const current = this.get(server);
-    if (!current) throw new NotSignedInError(`Not signed in to ${serverKey(server)}; run \`atrium login\``);
+    if (!current) throw new NotSignedInError(`Not signed in to ${serverKey(server)}. Run: npx atrium login --server ${serverKey(server)}`);
     if (!options.force && isFresh(current)) return current.access_token;
     return this.#withLockAsync(async () => {
       // Another process may have refreshed while we waited for the lock.
       const latest = this.get(server);
-      if (!latest) throw new NotSignedInError(`Not signed in to ${serverKey(server)}; run \`atrium login\``);
+      if (!latest) throw new NotSignedInError(`Not signed in to ${serverKey(server)}. Run: npx atrium login --server ${serverKey(server)}`);
       if (latest.access_token !== current.access_token && isFresh(latest)) return latest.access_token;
-      if (!latest.refresh_token) throw new NotSignedInError(`The sign-in to ${serverKey(server)} expired; run \`atrium login\``);
+      if (!latest.refresh_token) throw new NotSignedInError(`The sign-in to ${serverKey(server)} expired. Run: npx atrium login --server ${serverKey(server)}`);
       let response: TokenResponse;
       try {
         response = await refresh(latest);
@@ -148,7 +148,7 @@ export class CredentialStore {
         const data = this.#read();
         delete data.servers[serverKey(server)];
         this.#write(data);
-        throw new NotSignedInError(`The sign-in to ${serverKey(server)} is no longer valid; run \`atrium login\``);
+        throw new NotSignedInError(`The sign-in to ${serverKey(server)} is no longer valid. Run: npx atrium login --server ${serverKey(server)}`);
       }
       const data = this.#read();
       data.servers[serverKey(server)] = tokensFrom(response, latest.client_id, latest);
@@ -207,3 +207,18 @@ export class CredentialStore {
 
 const STALE_LOCK_MS = 60_000;
 const LOCK_WAIT_MS = 30_000;
+
+export const DEFAULT_SERVER = 'http://localhost:8000';
+
+/** A mistake in how a command was called: exit code 2. */
+export class UsageError extends Error {}
+
+/** `--server`, else ATRIUM_URL, else the one stored sign-in, else ATRIUM_PUBLIC_URL, else localhost:8000. */
+export function resolveServer(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, store = new CredentialStore(configDir(env))): string {
+  if (flag) return serverKey(flag);
+  if (env.ATRIUM_URL) return serverKey(env.ATRIUM_URL);
+  const stored = store.servers();
+  if (stored.length === 1) return stored[0]!;
+  if (stored.length > 1) throw new UsageError(`Signed in to ${stored.length} servers (${stored.join(', ')}): choose one with --server URL or ATRIUM_URL=URL`);
+  return serverKey(env.ATRIUM_PUBLIC_URL || DEFAULT_SERVER);
+}

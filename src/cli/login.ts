@@ -11,14 +11,10 @@ import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import * as oidc from 'openid-client';
 import { ATRIUM_CLI_CLIENT_ID, ATRIUM_CLI_SCOPE } from '../oauth/first-party.ts';
-import { CredentialStore, NotSignedInError, serverKey, tokensFrom, type StoredTokens } from './credentials.ts';
+import { CredentialStore, NotSignedInError, resolveServer, serverKey, tokensFrom, UsageError, type StoredTokens } from './credentials.ts';
 
-export const DEFAULT_SERVER = 'http://localhost:8000';
 const LOGIN_TIMEOUT_MS = 5 * 60_000;
 
-export function defaultServer(env: NodeJS.ProcessEnv = process.env): string {
-  return env.ATRIUM_PUBLIC_URL || DEFAULT_SERVER;
-}
 
 /** The authorization server of an Atrium server, from its discovery document. */
 export async function discover(server: string): Promise<oidc.Configuration> {
@@ -30,8 +26,23 @@ export async function discover(server: string): Promise<oidc.Configuration> {
       timeout: 15,
     });
   } catch (error) {
-    throw new Error(`Cannot read the OAuth configuration of ${url.href}: ${describe(error)}`);
+    throw new Error(issuerMismatch(error) ?? `Cannot read the OAuth configuration of ${url.href}: ${describe(error)}`);
   }
+}
+
+/**
+ * The message for a server whose discovery document names another issuer than the URL it was
+ * reached at (http://127.0.0.1:8000 for a server whose ATRIUM_PUBLIC_URL is http://localhost:8000):
+ * both values and the two settings that fix it. Undefined for any other error.
+ */
+export function issuerMismatch(error: unknown): string | undefined {
+  const e = error as { code?: string; cause?: { attribute?: string; expected?: string; body?: { issuer?: unknown } } };
+  if (e.code !== 'OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED' || e.cause?.attribute !== 'issuer') return undefined;
+  const expected = serverKey(String(e.cause.expected));
+  const received = typeof e.cause.body?.issuer === 'string' ? e.cause.body.issuer : '(none)';
+  return `Issuer mismatch: expected ${expected} (the URL you gave), received ${received} (the server's ATRIUM_PUBLIC_URL). `
+    + `Use the server's public URL: --server ${received} or ATRIUM_URL=${received}; `
+    + `or, if ${expected} is the right address, start the server with ATRIUM_PUBLIC_URL=${expected}.`;
 }
 
 function describe(error: unknown): string {
@@ -90,6 +101,8 @@ function awaitCallback(server: Server, redirectUri: string, state: string, timeo
 
 export interface LoginOptions {
   server: string;
+  /** The loopback listener's port (0 or absent: any free port). */
+  port?: number | undefined;
   device?: boolean;
   openBrowser?: boolean;
   timeoutMs?: number;
@@ -101,7 +114,7 @@ async function browserLogin(config: oidc.Configuration, options: LoginOptions, o
   const listener = createServer();
   await new Promise<void>((resolve, reject) => {
     listener.once('error', reject);
-    listener.listen(0, '127.0.0.1', () => resolve());
+    listener.listen(options.port ?? 0, '127.0.0.1', () => resolve());
   });
   try {
     const redirectUri = `http://127.0.0.1:${(listener.address() as AddressInfo).port}/callback`;
@@ -170,7 +183,7 @@ export function accessTokenFor(server: string, store = new CredentialStore(), op
 export async function whoami(server: string, store = new CredentialStore()): Promise<ProfileBody> {
   let result = await fetchProfile(server, await accessTokenFor(server, store));
   if (result.status === 401) result = await fetchProfile(server, await accessTokenFor(server, store, { force: true }));
-  if (result.status === 401) throw new NotSignedInError(`${serverKey(server)} no longer accepts the stored sign-in; run \`atrium login\``);
+  if (result.status === 401) throw new NotSignedInError(`${serverKey(server)} no longer accepts the stored sign-in. Run: npx atrium login --server ${serverKey(server)}`);
   if (!result.profile) throw new Error(`${serverKey(server)}/accounts/profiles/me answered ${result.status}`);
   return result.profile;
 }
@@ -200,21 +213,31 @@ export async function logout(server: string, store = new CredentialStore()): Pro
 
 const serverOption = { server: { type: 'string' } } as const;
 
+/** The server a command talks to: --server, ATRIUM_URL, the one stored sign-in, ATRIUM_PUBLIC_URL, or localhost:8000. */
+async function chooseServer(flag: string | undefined): Promise<string> {
+  return resolveServer(flag);
+}
+
 async function reportErrors(fn: () => Promise<number>): Promise<number> {
   try {
     return await fn();
   } catch (error) {
     if ((error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) throw error;
-    process.stderr.write(`atrium: ${error instanceof NotSignedInError ? error.message : describe(error)}\n`);
-    return 1;
+    process.stderr.write(`atrium: ${error instanceof NotSignedInError || error instanceof UsageError ? error.message : describe(error)}\n`);
+    return error instanceof UsageError ? 2 : 1;
   }
 }
 
 export function loginCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({ args, options: { ...serverOption, device: { type: 'boolean', default: false }, 'no-browser': { type: 'boolean', default: false } }, strict: true });
-  const server = values.server ?? defaultServer();
+  const { values } = parseArgs({ args, options: { ...serverOption, device: { type: 'boolean', default: false }, 'no-browser': { type: 'boolean', default: false }, port: { type: 'string' } }, strict: true });
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && (!/^\d{1,5}$/.test(values.port!) || port > 65535)) {
+    process.stderr.write(`atrium: --port must be a port number, got ${JSON.stringify(values.port)}\n`);
+    return Promise.resolve(2);
+  }
   return reportErrors(async () => {
-    const profile = await login({ server, device: values.device, openBrowser: !values['no-browser'] });
+    const server = await chooseServer(values.server);
+    const profile = await login({ server, device: values.device, openBrowser: !values['no-browser'], port });
     process.stdout.write(`Signed in to ${serverKey(server)} as ${profile.email}\n`);
     return 0;
   });
@@ -222,8 +245,8 @@ export function loginCommand(args: string[]): Promise<number> {
 
 export function whoamiCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: { ...serverOption, json: { type: 'boolean', default: false } }, strict: true });
-  const server = values.server ?? defaultServer();
   return reportErrors(async () => {
+    const server = await chooseServer(values.server);
     const profile = await whoami(server);
     if (values.json) process.stdout.write(`${JSON.stringify({ server: serverKey(server), ...profile })}\n`);
     else {
@@ -236,8 +259,8 @@ export function whoamiCommand(args: string[]): Promise<number> {
 
 export function logoutCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({ args, options: serverOption, strict: true });
-  const server = values.server ?? defaultServer();
   return reportErrors(async () => {
+    const server = await chooseServer(values.server);
     const result = await logout(server);
     if (!result.signedIn) {
       process.stdout.write(`Not signed in to ${serverKey(server)}\n`);
@@ -248,6 +271,16 @@ export function logoutCommand(args: string[]): Promise<number> {
       return 1;
     }
     process.stdout.write(`Signed out of ${serverKey(server)}\n`);
+    return 0;
+  });
+}
+
+/** `atrium token`: a fresh access token for scripts (`curl -H "authorization: Bearer $(atrium token)"`). */
+export function tokenCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({ args, options: serverOption, strict: true });
+  return reportErrors(async () => {
+    const server = await chooseServer(values.server);
+    process.stdout.write(`${await accessTokenFor(server)}\n`);
     return 0;
   });
 }

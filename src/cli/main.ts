@@ -1,26 +1,8 @@
 // The `atrium` command.
 import { ConfigError, loadConfig } from '../config.ts';
 import { DirLockedError } from '../platform/db/dir-lock.ts';
-
-const USAGE = `Usage: atrium <command> [options]
-
-Commands:
-  serve                     Run the API, OAuth server and workers (what \`npm start\` runs)
-  bootstrap                 Create (idempotently) an admin user, a project and a new API key
-      --email E --password P --project NAME [--first-name F] [--last-name L] [--json]
-  webhooks listen           Receive webhooks locally; print each verified event as a JSON line
-      [--port 8080] [--host 127.0.0.1] [--secret S | env ATRIUM_WEBHOOK_SECRET] [--no-verify] [--path /webhook]
-  keys rotate               Add a signing key; every instance signs with it within ATRIUM_KEY_REFRESH_SECONDS
-  login                     Sign in through the browser (loopback redirect, PKCE)
-      [--server URL] [--no-browser] [--device: with a device code, for machines without a browser]
-  whoami                    Show who you are signed in as  [--server URL] [--json]
-  logout                    Revoke the sign-in at the server and forget it  [--server URL]
-  help                      Show this help
-
-serve and bootstrap take their settings from the environment (PORT, HOST, DATABASE_URL,
-ATRIUM_DATA_DIR, ATRIUM_PUBLIC_URL…): every one, with its default, is in the Settings section of
-README.md. login/whoami/logout talk to --server, else ATRIUM_PUBLIC_URL, else http://localhost:8000,
-and keep tokens in ~/.config/atrium/credentials.json (ATRIUM_CONFIG_DIR overrides the directory).`;
+import { GROUPS, runGroup } from './groups.ts';
+import { USAGE } from './usage.ts';
 
 type Command = (args: string[]) => Promise<number>;
 
@@ -33,6 +15,8 @@ const commands: Record<string, Command> = {
   login: async (args) => (await import('./login.ts')).loginCommand(args),
   whoami: async (args) => (await import('./login.ts')).whoamiCommand(args),
   logout: async (args) => (await import('./login.ts')).logoutCommand(args),
+  token: async (args) => (await import('./login.ts')).tokenCommand(args),
+  ...Object.fromEntries(GROUPS.filter((g) => g.name !== 'webhooks').map((g) => [g.name, (args: string[]) => runGroup(g, args)])),
   help: async () => {
     process.stdout.write(`${USAGE}\n`);
     return 0;

@@ -19,11 +19,14 @@ function describeMail(config: Config): string {
   return 'none (no SMTP server, no development mailbox)';
 }
 
-function banner(facts: { console: string; database: string; mail: string; setup: string | undefined }): string {
+function banner(facts: { url: string; console: string; database: string; mail: string; setup: string | undefined }): string {
   const lines = [
     '',
     '  Atrium is running',
     '',
+    `  URL        ${facts.url}`,
+    '             (ATRIUM_PUBLIC_URL, the OAuth issuer: use exactly this URL in the CLI, apps and',
+    '             OAuth clients; another name for this machine fails at sign-in)',
     `  Console    ${facts.console}`,
     `  Database   ${facts.database}`,
     `  Mail       ${facts.mail}`,
@@ -47,6 +50,7 @@ export async function serve(config: Config): Promise<number> {
   const { ctx } = service;
   ctx.log.debug({ settings: describeConfig(config) }, 'effective settings');
   const facts = {
+    url: config.publicUrl,
     console: `${config.publicUrl}/console`,
     database: describeDatabase(config),
     mail: describeMail(config),
@@ -55,7 +59,7 @@ export async function serve(config: Config): Promise<number> {
   if (prettyLogs(config)) {
     process.stdout.write(banner(facts));
   } else {
-    ctx.log.info({ url: config.publicUrl, console: facts.console, database: facts.database, mail: facts.mail }, 'Atrium is listening');
+    ctx.log.info({ url: config.publicUrl, console: facts.console, database: facts.database, mail: facts.mail }, `Atrium is listening: use ${config.publicUrl} (ATRIUM_PUBLIC_URL) as its URL everywhere`);
     if (facts.setup) ctx.log.info({ setup: facts.setup }, `No account yet: open ${facts.setup} to create the first admin and project (or run atrium bootstrap)`);
   }
   return new Promise((resolveExit) => {

@@ -12,17 +12,19 @@ a free port. A websocket room.call is printed, then closed: this command does no
 
 export async function webhooksCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub === undefined) {
-    process.stderr.write(`${WEBHOOKS_USAGE}\n`);
-    return 2;
+  // Everything but `listen` is an API command of the webhooks group.
+  if (sub !== 'listen') {
+    const { GROUPS, runGroup, groupHelp } = await import('./groups.ts');
+    const group = GROUPS.find((g) => g.name === 'webhooks')!;
+    if (sub === undefined || sub === 'help' || sub === '--help' || sub === '-h') {
+      (sub === undefined ? process.stderr : process.stdout).write(`${groupHelp(group)}\n  listen (see below)\n\n${WEBHOOKS_USAGE}\n`);
+      return sub === undefined ? 2 : 0;
+    }
+    return runGroup(group, args);
   }
-  if (sub === 'help' || sub === '--help' || sub === '-h') {
+  if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(`${WEBHOOKS_USAGE}\n`);
     return 0;
-  }
-  if (sub !== 'listen') {
-    process.stderr.write(`Unknown webhooks subcommand ${JSON.stringify(sub)}.\n\n${WEBHOOKS_USAGE}\n`);
-    return 2;
   }
   const { values } = parseArgs({
     args: rest,

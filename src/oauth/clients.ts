@@ -3,12 +3,14 @@
 import type { ClientMetadata, ClientStatic } from 'oidc-provider';
 import type { Db } from '../platform/db/engine.ts';
 import { secretMatches } from '../platform/crypto/secrets.ts';
-import { findOAuthClient, type OAuthClientRow } from '../modules/oauth-clients/service.ts';
+import { allowedOriginsOf, findOAuthClient, type OAuthClientRow } from '../modules/oauth-clients/service.ts';
 import { ACT_AS_USER_SCOPE, DEVICE_CODE_GRANT, firstPartyName } from './first-party.ts';
 import { ALL_SCOPES } from './scopes.ts';
 
 /** Client metadata property carrying the owning project into tokens. */
 export const PROJECT_PROPERTY = 'atrium_project_id';
+/** Client metadata property carrying the browser origins the client allows (CORS). */
+export const ORIGINS_PROPERTY = 'atrium_allowed_origins';
 
 const SUPPORTED_GRANTS = new Set(['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT]);
 
@@ -45,6 +47,7 @@ export function clientMetadata(row: OAuthClientRow): ClientMetadata {
     scope: row.scope.split(/\s+/).filter((s) => ALL_SCOPES.includes(s) && s !== ACT_AS_USER_SCOPE).join(' '),
     ...(logo ? { logo_uri: logo } : {}),
     [PROJECT_PROPERTY]: row.projectId,
+    [ORIGINS_PROPERTY]: allowedOriginsOf(row),
   };
 }
 

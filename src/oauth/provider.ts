@@ -6,7 +6,7 @@ import { isUuid } from '../platform/crypto/credentials.ts';
 import { findUserById } from '../modules/users/service.ts';
 import { adapterClass } from './adapter.ts';
 import { SCOPE_CLAIMS, userClaims } from './claims.ts';
-import { PROJECT_PROPERTY, useHashedSecrets } from './clients.ts';
+import { ORIGINS_PROPERTY, PROJECT_PROPERTY, useHashedSecrets } from './clients.ts';
 import { firstPartyClients } from './first-party.ts';
 import type { SigninKeys } from './keys.ts';
 import reloadKeystore from 'oidc-provider/lib/helpers/initialize_keystore.js';
@@ -91,7 +91,7 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
     },
     // Secrets are stored hashed, which rules out client_secret_jwt (it needs the secret itself).
     clientAuthMethods: ['client_secret_basic', 'client_secret_post', 'none'],
-    extraClientMetadata: { properties: [PROJECT_PROPERTY] },
+    extraClientMetadata: { properties: [PROJECT_PROPERTY, ORIGINS_PROPERTY] },
     jwks: { keys: await ctx.keys.privateJwks() },
     enabledJWA: {
       idTokenSigningAlgValues: ['ES256'],
@@ -127,8 +127,9 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
       service_documentation: `${issuer}/docs`,
       claim_types_supported: ['normal'],
     },
+    // The same rule as Atrium's own browser-callable endpoints (src/platform/http/cors.ts).
     clientBasedCORS: (_ctx: unknown, origin: string, client: Client) =>
-      origin !== 'null' && client.clientAuthMethod === 'none' && client.redirectUris.some((uri) => URL.parse(uri)?.origin === origin),
+      origin !== 'null' && (ctx.config.corsOrigins.includes(origin) || clientOrigins(client).includes(origin)),
     async findAccount(_ctx: unknown, sub: string): Promise<Account | undefined> {
       if (!isUuid(sub)) return undefined;
       const user = await findUserById(ctx.db, sub);
@@ -190,4 +191,11 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
 
   provider.on('grant.revoked', (_kctx: unknown, grantId: string) => ctx.log.info({ grantId }, 'oauth grant revoked'));
   return { provider, issuer, apiAudience };
+}
+
+/** The origins clientMetadata gave the client (the provider may camel-case extra properties). */
+function clientOrigins(client: Client): string[] {
+  const fields = client as unknown as Record<string, unknown>;
+  const value = fields[ORIGINS_PROPERTY] ?? fields.atriumAllowedOrigins;
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }

@@ -128,6 +128,9 @@ describe('atrium CLI [pglite]', () => {
       }
       for (let i = 0; i < 100 && !/Atrium is listening/.test(server.out.stdout); i++) await sleep(50);
       assert.match(server.out.stdout, /Atrium is listening/);
+      // The socket's address is not the URL to use: both lines name the public URL and its setting.
+      assert.match(server.out.stdout, /Server listening at http:\/\/127\.0\.0\.1:\d+; use http:\/\/localhost:\d+ \(ATRIUM_PUBLIC_URL\) everywhere/);
+      assert.match(server.out.stdout, /use http:\/\/localhost:\d+ \(ATRIUM_PUBLIC_URL\) as its URL everywhere/);
       assert.doesNotMatch(server.out.stdout, /No account yet/, 'no setup link once there is an admin');
       // The embedded database is locked while the server runs: bootstrap refuses clearly.
       const locked = await run(args, { ATRIUM_DATA_DIR: dataDir });

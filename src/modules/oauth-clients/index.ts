@@ -1,10 +1,12 @@
 // OAuth clients a project registers for signing its users in.
 import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
 import { oauthClientRoutes } from './routes.ts';
+import { browserOrigins } from './service.ts';
 
 export const oauthClientsModule: Module = {
   name: 'oauth-clients',
   routes: oauthClientRoutes,
+  browserOrigins,
   fixtures: [{
     provides: ['client_id'],
     async create(client) {

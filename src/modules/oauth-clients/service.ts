@@ -1,9 +1,11 @@
 // Rules for project OAuth clients: what a client may be registered with, the secret shown once,
 // branding metadata that merges on update, and metadata that must never hold credentials.
 import { randomInt } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../../context.ts';
 import { parseApiKey, parsePersonalAccessToken } from '../../platform/crypto/credentials.ts';
 import { hashSecret, randomSecret } from '../../platform/crypto/secrets.ts';
+import type { BrowserOrigins } from '../../platform/http/cors.ts';
 import { badRequest, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import { CLIENT_SCOPES, MAX_METADATA_ENTRIES, THEMES, type GrantType, type ResponseType } from './schema.ts';
@@ -129,12 +131,57 @@ export function mergeMetadata(current: Record<string, string>, patch: MetadataPa
       const problem = logoUrlProblem(value);
       if (problem) throw badRequest(`metadata.logo_url ${problem}`);
     }
+    if (key === ALLOWED_ORIGINS_KEY) {
+      const bad = value.split(/\s+/).filter(Boolean).find((origin) => URL.parse(origin)?.origin !== origin || !/^https?:/.test(origin));
+      if (bad !== undefined) throw badRequest(`metadata.${ALLOWED_ORIGINS_KEY} holds ${JSON.stringify(bad)}, which is not a web origin (scheme://host[:port], no path): list origins separated by spaces`);
+    }
     if (key === 'theme' && !(THEMES as readonly string[]).includes(value)) throw badRequest(`metadata.theme must be one of ${THEMES.join(', ')}`);
     merged[key] = value;
   }
   merged.theme ??= DEFAULT_THEME;
   if (Object.keys(merged).length > MAX_METADATA_ENTRIES) throw badRequest(`metadata may hold at most ${MAX_METADATA_ENTRIES} entries`);
   return merged;
+}
+
+/** The metadata entry listing, space-separated, more browser origins a client's tokens may be used from. */
+export const ALLOWED_ORIGINS_KEY = 'allowed_origins';
+
+/**
+ * The browser origins a client allows (CORS): its redirect URIs' origins when it is public (a
+ * browser app holds no secret), and those its `allowed_origins` metadata lists.
+ */
+export function allowedOriginsOf(row: store.OAuthClientRow): string[] {
+  const fromRedirects = row.secretHash ? [] : row.redirectUris.map((uri) => URL.parse(uri)).filter((u) => u && /^https?:$/.test(u.protocol)).map((u) => u!.origin);
+  const listed = (row.metadata[ALLOWED_ORIGINS_KEY] ?? '').split(/\s+/).filter(Boolean);
+  return [...new Set([...fromRedirects, ...listed])];
+}
+
+// Preflights repeat for every endpoint a page calls: a short-lived cache per instance spares the
+// database. A changed client is seen within ORIGIN_CACHE_MS.
+const ORIGIN_CACHE_MS = 10_000;
+const originCaches = new WeakMap<AppContext, LRUCache<string, { allowed: boolean }>>();
+
+/** What the OAuth clients allow, for the CORS hook (src/platform/http/cors.ts). */
+export function browserOrigins(ctx: AppContext): BrowserOrigins {
+  let cache = originCaches.get(ctx);
+  if (!cache) originCaches.set(ctx, cache = new LRUCache({ max: 10_000, ttl: ORIGIN_CACHE_MS }));
+  const cached = async (key: string, compute: () => Promise<boolean>) => {
+    const hit = cache.get(key);
+    if (hit) return hit.allowed;
+    const allowed = await compute();
+    cache.set(key, { allowed });
+    return allowed;
+  };
+  return {
+    clientAllows: (clientId, origin) => cached(`c:${clientId}:${origin}`, async () => {
+      const row = await store.findOAuthClient(ctx.db, clientId);
+      return row !== undefined && allowedOriginsOf(row).includes(origin);
+    }),
+    anyClientAllows: (origin) => cached(`a:${origin}`, async () => {
+      const candidates = await store.clientsMentioningOrigin(ctx.db, origin);
+      return candidates.some((row) => allowedOriginsOf(row).includes(origin));
+    }),
+  };
 }
 
 /** Splits, checks and de-duplicates a space-separated scope string. */

@@ -1,6 +1,6 @@
 // OAuth clients. Management queries are keyed by project; the authorization server looks a client
 // up by its globally unique client_id alone (findOAuthClient).
-import { and, asc, eq, getTableColumns, ilike, or } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, ilike, or, sql } from 'drizzle-orm';
 import { boolean, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { bytea, timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
@@ -62,4 +62,16 @@ export async function deleteOAuthClient(db: Db, projectId: string, clientId: str
   const rows = await db.delete(oauthClientsTable)
     .where(and(eq(oauthClientsTable.projectId, projectId), eq(oauthClientsTable.clientId, clientId))).returning({ clientId: oauthClientsTable.clientId });
   return rows.length > 0;
+}
+
+/**
+ * Clients whose redirect URIs or metadata mention an origin (any project): the candidates whose
+ * allowed origins the service then checks exactly.
+ */
+export async function clientsMentioningOrigin(db: Db, origin: string): Promise<OAuthClientRow[]> {
+  const prefix = `${origin.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return db.select().from(oauthClientsTable).where(or(
+    sql`exists (select 1 from unnest(${oauthClientsTable.redirectUris}) as uri where uri like ${prefix})`,
+    sql`${oauthClientsTable.metadata}->>'allowed_origins' like ${likeContains(origin)}`,
+  )).limit(100);
 }

@@ -49,12 +49,11 @@ export function projectRoutes(app: Api, ctx: AppContext): void {
   app.post('/accounts/projects/:project_id/users', {
     config: { auth: { permission: 'admin' } },
     schema: {
-      tags: ['Project users'], summary: 'Add a user to the project (roles, or the legacy flags)', params: ProjectParams, body: schema.MemberAdd, response: { 200: Ok },
+      tags: ['Project users'],
+      summary: 'Add a user to the project by user_id or email (roles, or the legacy flags); an email without an account is invited',
+      params: ProjectParams, body: schema.MemberAdd, response: { 200: schema.MemberAddResult },
     },
-  }, async (request) => {
-    await service.addMember(ctx, request.params.project_id, request.body);
-    return OK;
-  });
+  }, async (request) => ({ ok: true, ...(await service.addMember(ctx, request.params.project_id, request.body, request.principal?.userId)) }));
 
   app.get('/accounts/projects/:project_id/users', {
     config: { auth: { permission: 'developer' } },

@@ -43,7 +43,8 @@ const LegacyFlagProps = {
 };
 
 export const MemberAdd = Type.Object({
-  user_id: Uuid,
+  user_id: Type.Optional(Uuid),
+  email: Type.Optional(Type.String({ maxLength: 254, description: 'Add by email instead of user_id: a known address is added at once, an unknown one is invited', examples: ['new.member@example.com'] })),
   project_id: Type.Optional(Uuid),
   roles: Type.Optional(Type.Array(RoleName, { maxItems: 20, uniqueItems: true })),
   ...LegacyFlagProps,
@@ -71,3 +72,49 @@ export const Member = Type.Object({
 
 export const MemberList = ListOf('users', Member);
 export const MemberListQuery = Type.Object(CountOffsetQuery);
+
+export const Invitation = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  roles: Type.Array(RoleName, { description: 'The roles the invitee gets on joining' }),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('expired')]),
+  sent_count: Type.Integer({ description: 'How many times the invitation was issued (sent or resent)' }),
+  mail_sent: Type.Optional(Type.Boolean({ description: 'In the answer to an invite or resend: false when this server has no mail transport (set ATRIUM_SMTP_URL, then resend)' })),
+  last_sent_at: Timestamp,
+  expires_at: Timestamp,
+  created_at: Timestamp,
+}, { $id: 'Invitation' });
+
+export const MemberAddResult = Type.Object({
+  ok: Type.Boolean(),
+  status: Type.Union([Type.Literal('added'), Type.Literal('invited')], { description: '`added`: the user is a member now; `invited`: an invitation mail went to the address' }),
+  user_id: Type.Optional(Type.String()),
+  invitation: Type.Optional(Invitation),
+});
+
+export const InvitationList = ListOf('invitations', Invitation);
+
+export const InvitationToken = Type.String({ maxLength: 200, description: 'The token of the invitation link' });
+
+export const InvitationInfo = Type.Object({
+  project_id: Type.String(),
+  project_name: Type.String(),
+  email: Type.String(),
+  roles: Type.Array(RoleName),
+  account_exists: Type.Boolean({ description: 'When true, accepting joins the existing account and needs no password' }),
+  expires_at: Timestamp,
+});
+
+export const InvitationAccept = Type.Object({
+  token: InvitationToken,
+  password: Type.Optional(Type.String({ maxLength: 1024, description: 'Required when the address has no account yet' })),
+  first_name: Type.Optional(Type.String({ maxLength: 200 })),
+  last_name: Type.Optional(Type.String({ maxLength: 200 })),
+});
+
+export const InvitationAccepted = Type.Object({
+  project_id: Type.String(),
+  user_id: Type.String(),
+  email: Type.String(),
+  account_created: Type.Boolean(),
+});

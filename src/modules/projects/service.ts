@@ -6,7 +6,8 @@ import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import { applyLegacyFlags, effectiveRoles, isRole, legacyFlagsOf, primaryRole, type LegacyFlags, type Role } from '../../platform/http/roles.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import { findUserById } from '../users/service.ts';
+import { findUserByEmail, findUserById } from '../users/service.ts';
+import { forgetInvitationsFor, invitationView, invite } from './invitations.ts';
 import * as store from './store.ts';
 
 // `atrium bootstrap` finds the project it made before by owner and name.
@@ -71,17 +72,36 @@ function directRolesFrom(current: readonly string[], input: { roles?: Role[] | u
   return roles.length > 0 ? roles : ['member'];
 }
 
-export async function addMember(ctx: AppContext, projectId: string, input: { user_id: string; project_id?: string | undefined; roles?: Role[] | undefined } & LegacyFlags): Promise<void> {
+type MemberAddInput = { user_id?: string | undefined; email?: string | undefined; project_id?: string | undefined; roles?: Role[] | undefined } & LegacyFlags;
+
+/**
+ * Adds a member by user id, or by email: a known address is added at once, an unknown one is
+ * invited (a mail with a link that creates the account and joins).
+ */
+export async function addMember(ctx: AppContext, projectId: string, input: MemberAddInput, invitedBy?: string): Promise<{ status: 'added'; user_id: string } | { status: 'invited'; invitation: ReturnType<typeof invitationView> }> {
   if (input.project_id !== undefined && input.project_id !== projectId) throw badRequest('body.project_id does not match the project in the path');
-  if (!(await findUserById(ctx.db, input.user_id))) throw notFound('User');
+  if ((input.user_id === undefined) === (input.email === undefined)) throw badRequest('give either user_id or email');
+  let userId = input.user_id;
+  if (userId === undefined) {
+    const email = input.email!.trim();
+    if (!EMAIL_RE.test(email)) throw badRequest('email is not an email address');
+    const user = await findUserByEmail(ctx.db, email);
+    if (!user) return { status: 'invited', invitation: await invite(ctx, projectId, email, directRolesFrom([], input), invitedBy) };
+    userId = user.id;
+    await forgetInvitationsFor(ctx, projectId, email);
+  } else if (!(await findUserById(ctx.db, userId))) throw notFound('User');
+  const id = userId;
   await ctx.db.transaction(async (tx) => {
     if (!(await store.lockProject(tx, projectId))) throw notFound('Project');
-    const current = (await store.memberRoles(tx, projectId, input.user_id)) ?? [];
-    await store.upsertMember(tx, projectId, input.user_id, directRolesFrom(current, input));
+    const current = (await store.memberRoles(tx, projectId, id)) ?? [];
+    await store.upsertMember(tx, projectId, id, directRolesFrom(current, input));
     await guardLastAdmin(tx, projectId);
   });
-  ctx.auth.forgetMembership(input.user_id, projectId);
+  ctx.auth.forgetMembership(id, projectId);
+  return { status: 'added', user_id: id };
 }
+
+const EMAIL_RE = /^[^\s@<>"(),;:]+@[^\s@<>"(),;:]+\.[^\s@<>"(),;:]+$/;
 
 export async function updateMember(ctx: AppContext, projectId: string, userId: string, input: { roles?: Role[] | undefined } & LegacyFlags): Promise<void> {
   await ctx.db.transaction(async (tx) => {

@@ -68,4 +68,12 @@ export function webhookRoutes(app: Api, ctx: AppContext): void {
       description: 'Queues a manual attempt; if it fails, the retry schedule continues from the delivery\'s attempt count. 409 while an attempt is in progress or the webhook is disabled.',
     },
   }, async (request, reply) => reply.status(202).send(await service.redeliver(ctx, request.params.project_id, request.params.webhook_id, request.params.delivery_id)));
+
+  app.post('/accounts/projects/:project_id/webhooks/:webhook_id/test', {
+    config: { auth },
+    schema: {
+      tags, summary: 'Send a signed webhook.test delivery to this webhook now', params: ById, body: EmptyBody, response: { 202: schema.Delivery },
+      description: 'The delivery goes through the same queue, signing and retries as any other and shows in the webhook\'s delivery history. 409 when the webhook is disabled; 400 for a `call` webhook.',
+    },
+  }, async (request, reply) => reply.status(202).send(await service.sendTestEvent(ctx, request.params.project_id, request.params.webhook_id)));
 }

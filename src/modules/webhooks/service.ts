@@ -7,6 +7,7 @@ import { randomSecret } from '../../platform/crypto/secrets.ts';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import { checkTargetUrl } from '../../platform/http/outbound.ts';
+import { eventsTable } from '../../platform/events/store.ts';
 import { enqueue } from '../../platform/jobs/outbox.ts';
 import { ALL_EVENTS } from '../../platform/events/catalogue.ts';
 import { DELIVER_TOPIC } from './fanout.ts';
@@ -230,4 +231,28 @@ export async function redeliver(ctx: AppContext, projectId: string, webhookId: s
   const delivery = (await deliveries.findDelivery(ctx.db, projectId, webhookId, deliveryId))!;
   const attempts = await deliveries.attemptsOf(ctx.db, projectId, [deliveryId], ATTEMPTS_SHOWN);
   return deliveryView(delivery, attempts.get(deliveryId) ?? []);
+}
+
+/** The event type of a test delivery; no consumer of real events ever sees it. */
+export const TEST_EVENT_TYPE = 'webhook.test';
+
+/**
+ * Sends a signed `webhook.test` delivery to this one webhook now, whatever its events: it goes
+ * through the same queue, signing, retries and history as any delivery.
+ */
+export async function sendTestEvent(ctx: AppContext, projectId: string, webhookId: string) {
+  const webhook = await store.findWebhook(ctx.db, projectId, webhookId);
+  if (!webhook) throw notFound('Webhook');
+  if (!webhook.enabled) throw conflict('The webhook is disabled; re-enable it first (PUT with "enabled": true)');
+  if (webhook.action === 'call') throw badRequest('A "call" webhook hands off room events to a room; it takes no test event', 'invalid_action');
+  const deliveryId = randomUUID();
+  await ctx.db.transaction(async (tx) => {
+    const eventId = randomUUID();
+    const now = new Date();
+    await tx.insert(eventsTable).values({ id: eventId, projectId, type: TEST_EVENT_TYPE, data: { webhook_id: webhookId, message: 'A test event sent on request' }, createdAt: now });
+    await tx.insert(deliveries.webhookDeliveriesTable).values({ id: deliveryId, projectId, webhookId, eventId, nextAttemptAt: now, createdAt: now });
+    await enqueue(tx, { topic: DELIVER_TOPIC, key: deliveryId, payload: { project_id: projectId } });
+  });
+  const delivery = (await deliveries.findDelivery(ctx.db, projectId, webhookId, deliveryId))!;
+  return deliveryView(delivery, []);
 }

@@ -9,6 +9,7 @@ import type { EventConsumer, EventDefinition } from '../events/catalogue.ts';
 import type { JobHandler } from '../jobs/worker.ts';
 import type { Schedule, Timetable } from '../jobs/scheduler.ts';
 import type { CredentialVerifier, Memberships } from './auth.ts';
+import type { BrowserOrigins } from './cors.ts';
 import type { PolicyResourceType } from './policy-resources.ts';
 
 /** The Fastify instance a module's routes are declared on (TypeBox types the handlers). */
@@ -23,6 +24,8 @@ export interface Module {
   readonly verifiers?: (ctx: AppContext) => readonly CredentialVerifier[];
   /** Project membership lookups for the auth hook; exactly one module provides them. */
   readonly memberships?: (db: Db) => Memberships;
+  /** Which browser origins OAuth clients allow (CORS); the OAuth clients module, exactly one. */
+  readonly browserOrigins?: (ctx: AppContext) => BrowserOrigins;
   /** Background job handlers, by outbox topic. */
   readonly jobs?: (ctx: AppContext) => readonly JobHandler[];
   /** Periodic work, run by one instance per due time. */

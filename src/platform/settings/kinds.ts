@@ -74,6 +74,24 @@ export function dnsNames(maxItems: number): Kind<string[]> {
   };
 }
 
+/** Web origins (`scheme://host[:port]`, no path), as a browser sends them in `Origin`. */
+export function origins(maxItems: number): Kind<string[]> {
+  return {
+    expects: `comma-separated web origins such as \`https://app.example.com\`, at most ${maxItems}`,
+    parse(raw) {
+      const list = raw.split(',').map((item) => item.trim()).filter(Boolean);
+      if (list.length > maxItems) return invalid(`more than ${maxItems}`);
+      const bad = list.find((item) => {
+        const parsed = URL.parse(item);
+        return !parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== item;
+      });
+      if (bad !== undefined) return invalid(`${JSON.stringify(bad)} is not an origin (scheme://host[:port], lower case, no path or trailing slash)`);
+      return new Set(list).size === list.length ? valid(list) : invalid('an origin is listed twice');
+    },
+    format: (value) => value.join(','),
+  };
+}
+
 export function boolean(): Kind<boolean> {
   return {
     expects: '`true` or `false` (`1` or `0`)',
