@@ -281,6 +281,147 @@ describe('the web console in Chromium', () => {
     await shoot(page, 'webhooks');
   });
 
+  /** Replaces a form field's text (a textarea or an input) by its label. */
+  const typeInto = async (target: Page, label: string | RegExp, text: string) => target.getByLabel(label).fill(text);
+
+  /** An API error the form showed under the named field (Mantine marks the input invalid and describes it by the error). */
+  async function fieldError(target: Page, label: string | RegExp, text: string | RegExp) {
+    const input = target.getByLabel(label);
+    await until(`${String(label)} shows an error`, async () => (await input.getAttribute('aria-invalid')) === 'true');
+    const described = await input.getAttribute('aria-describedby');
+    assert.ok(described, 'the input is described by its error');
+    const message = await target.locator(`[id="${described.split(' ').find((id) => id.endsWith('-error'))}"]`).textContent();
+    assert.match(message ?? '', text instanceof RegExp ? text : new RegExp(text));
+  }
+
+  test('services: a project service from a YAML spec, the API\'s error under the editor, edit, a room service from a template, delete', async (t) => {
+    if (!ready(t)) return;
+    const api = (path: string) => call(service, 'GET', `/accounts/projects/${projectId}${path}`, { token: apiKey });
+    await nav(page, 'Services').click();
+    await page.getByText('No services yet.').waitFor();
+    await page.getByRole('button', { name: 'New service' }).click();
+    // A misspelt field: the API refuses it and the message shows under the spec editor.
+    await typeInto(page, /^Spec/, 'version: v1\nkind: Service\nmetadata:\n  name: echo\ncontainer:\n  image: ghcr.io/example/echo:1\n  comand: [serve]\n');
+    await page.getByRole('button', { name: 'Create service' }).click();
+    await fieldError(page, /^Spec/, /unknown property "comand"/);
+    await shoot(page, 'service-form');
+    await typeInto(page, /^Spec/, 'version: v1\nkind: Service\nmetadata:\n  name: echo\ncontainer:\n  image: ghcr.io/example/echo:1\nports:\n  - num: 8080\n    type: http\n');
+    await page.getByRole('button', { name: 'Create service' }).click();
+    await page.getByRole('heading', { name: 'echo' }).waitFor();
+    const listed = await api('/services');
+    assert.equal(listed.status, 200);
+    assert.equal(listed.body.total, 1);
+    const serviceId = listed.body.services[0].id as string;
+    assert.equal(listed.body.services[0].container.image, 'ghcr.io/example/echo:1');
+    assert.ok(page.url().endsWith(`/services/${serviceId}`));
+    await shoot(page, 'service');
+
+    // Edit: the editor opens on the stored spec as YAML; JSON is accepted too.
+    await page.getByRole('button', { name: 'Edit' }).click();
+    assert.match(await page.getByLabel(/^Spec/).inputValue(), /image: ghcr.io\/example\/echo:1/);
+    await typeInto(page, /^Spec/, JSON.stringify({ version: 'v1', kind: 'Service', metadata: { name: 'echo' }, container: { image: 'ghcr.io/example/echo:2' } }));
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByTestId('service-spec').getByText(/echo:2/).waitFor();
+    assert.equal((await api(`/services/${serviceId}`)).body.container.image, 'ghcr.io/example/echo:2');
+
+    // A room's own service, from a template with values; a missing value is named under the values.
+    await nav(page, 'Rooms').click();
+    await page.getByRole('link', { name: 'lobby' }).click();
+    await page.getByRole('navigation', { name: 'In this room' }).getByRole('link', { name: 'Services' }).click();
+    await page.getByRole('heading', { name: 'Services of room lobby' }).waitFor();
+    await page.getByRole('button', { name: 'New service' }).click();
+    await typeInto(page, /^Spec/, 'version: v1\nkind: ServiceTemplate\nmetadata:\n  name: "{{ name }}"\nvariables:\n  - name: name\n  - name: token\n    obscure: true\ncontainer:\n  image: ghcr.io/example/helper:1\n  environment:\n    - name: TOKEN\n      value: "{{ token }}"\n');
+    await typeInto(page, /^Template values/, '{"name": "helper"}');
+    await page.getByRole('button', { name: 'Create service' }).click();
+    await fieldError(page, /^Template values/, /values\.token is required/);
+    await typeInto(page, /^Template values/, '{"name": "helper", "token": "s3cret-value"}');
+    await page.getByRole('button', { name: 'Create service' }).click();
+    await page.getByRole('heading', { name: 'helper' }).waitFor();
+    const roomServices = await api('/rooms/lobby/services');
+    assert.equal(roomServices.body.total, 1);
+    assert.equal(roomServices.body.services[0].metadata.name, 'helper');
+    assert.equal(roomServices.body.services[0].container.environment[0].value, '********');
+    assert.equal((await api('/services')).body.total, 1, 'the room service is not a project service');
+    await shoot(page, 'room-service');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No services yet.').waitFor();
+    assert.equal((await api('/rooms/lobby/services')).body.total, 0);
+
+    // The project service: delete it from its page.
+    await nav(page, 'Services').click();
+    await page.getByRole('link', { name: 'echo' }).click();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No services yet.').waitFor();
+    assert.equal((await api(`/services/${serviceId}`)).status, 404);
+  });
+
+  test('secrets: values are write-only; a taken name under its field; replace, a room secret for one participant, delete', async (t) => {
+    if (!ready(t)) return;
+    const api = (path: string) => call(service, 'GET', `/accounts/projects/${projectId}${path}`, { token: apiKey });
+    const valueOf = async (path: string) => Buffer.from((await api(path)).body.data_base64 as string, 'base64').toString('utf8');
+    await nav(page, 'Secrets').click();
+    await page.getByText('No secrets yet.').waitFor();
+    await page.getByRole('button', { name: 'New secret' }).click();
+    await typeInto(page, /^Name/, 'openai');
+    await typeInto(page, /^Value/, '{"OPENAI_API_KEY":"sk-first-value"}');
+    await page.getByRole('button', { name: 'Create secret' }).click();
+    await page.getByRole('heading', { name: 'openai' }).waitFor();
+    const secretId = /\/secrets\/([^/?]+)$/.exec(page.url())![1]!;
+    assert.equal(await valueOf(`/secrets/${secretId}`), '{"OPENAI_API_KEY":"sk-first-value"}');
+    await page.getByText('Write-only: set, never shown').waitFor();
+    assert.ok(!(await page.content()).includes('sk-first-value'), 'the value is not on the page');
+    await shoot(page, 'secret');
+
+    // Replace the value (and the type); the page still shows none.
+    await page.getByRole('button', { name: 'Replace value' }).click();
+    assert.equal(await page.getByLabel(/^Value/).inputValue(), '', 'the form does not hold the old value');
+    await typeInto(page, /^Type/, 'opaque');
+    await typeInto(page, /^Value/, 'sk-second-value');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'opaque' }).waitFor();
+    assert.equal(await valueOf(`/secrets/${secretId}`), 'sk-second-value');
+    assert.ok(!(await page.content()).includes('sk-second-value'));
+
+    // A taken name: the API's 409 under the name.
+    await nav(page, 'Secrets').click();
+    await page.getByRole('link', { name: 'openai' }).waitFor();
+    await page.getByRole('button', { name: 'New secret' }).click();
+    await typeInto(page, /^Name/, 'openai');
+    await typeInto(page, /^Value/, 'x');
+    await page.getByRole('button', { name: 'Create secret' }).click();
+    await fieldError(page, /^Name/, /already exists/);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await shoot(page, 'secrets');
+
+    // A room secret for one participant.
+    await nav(page, 'Rooms').click();
+    await page.getByRole('link', { name: 'lobby' }).click();
+    await page.getByRole('navigation', { name: 'In this room' }).getByRole('link', { name: 'Secrets' }).click();
+    await page.getByRole('heading', { name: 'Secrets of room lobby' }).waitFor();
+    await page.getByRole('button', { name: 'New secret' }).click();
+    await typeInto(page, /^Id/, 'github-token');
+    await typeInto(page, /^For participant/, 'alice');
+    await typeInto(page, /^Value/, 'ghp_room_value');
+    await page.getByRole('button', { name: 'Create secret' }).click();
+    await page.getByRole('heading', { name: 'github-token' }).waitFor();
+    assert.equal(await valueOf('/rooms/lobby/secrets/github-token?for_identity=alice'), 'ghp_room_value');
+    assert.equal((await api('/rooms/lobby/secrets/github-token')).status, 404, 'not a room-wide value');
+    await page.getByRole('cell', { name: 'alice' }).waitFor();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No secrets yet.').waitFor();
+    assert.equal((await api('/rooms/lobby/secrets/github-token?for_identity=alice')).status, 404);
+
+    await nav(page, 'Secrets').click();
+    await page.getByRole('link', { name: 'openai' }).click();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No secrets yet.').waitFor();
+    assert.equal((await api(`/secrets/${secretId}`)).status, 404);
+  });
+
   test('the remaining pages: managed agents, members, OAuth clients, profile', async (t) => {
     if (!ready(t)) return;
     const agent = await call(service, 'POST', `/accounts/projects/${projectId}/agents`, { token: apiKey, json: { configuration: { version: 'v1', kind: 'ManagedAgent', metadata: { name: 'support-bot' } } } });

@@ -6,6 +6,8 @@ import { members } from './members/index.ts';
 import { oauthClients } from './oauth-clients/index.ts';
 import { project } from './project/index.ts';
 import { rooms } from './rooms/index.ts';
+import { secrets } from './secrets/index.ts';
+import { services } from './services/index.ts';
 import { storage } from './storage/index.ts';
 import { webhooks } from './webhooks/index.ts';
 
@@ -18,4 +20,6 @@ export const families: readonly Family[] = [
   apiKeys,
   oauthClients,
   webhooks,
+  services,
+  secrets,
 ];
