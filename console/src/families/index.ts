@@ -8,6 +8,7 @@ import { project } from './project/index.ts';
 import { rooms } from './rooms/index.ts';
 import { secrets } from './secrets/index.ts';
 import { services } from './services/index.ts';
+import { sessions } from './sessions/index.ts';
 import { storage } from './storage/index.ts';
 import { webhooks } from './webhooks/index.ts';
 
@@ -22,4 +23,5 @@ export const families: readonly Family[] = [
   webhooks,
   services,
   secrets,
+  sessions,
 ];
