@@ -6,6 +6,7 @@ import { members } from './members/index.ts';
 import { oauthClients } from './oauth-clients/index.ts';
 import { project } from './project/index.ts';
 import { rooms } from './rooms/index.ts';
+import { scheduledTasks } from './scheduled-tasks/index.ts';
 import { secrets } from './secrets/index.ts';
 import { services } from './services/index.ts';
 import { sessions } from './sessions/index.ts';
@@ -24,4 +25,5 @@ export const families: readonly Family[] = [
   services,
   secrets,
   sessions,
+  scheduledTasks,
 ];

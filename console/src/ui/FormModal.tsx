@@ -46,7 +46,8 @@ function FieldInput({ field, props }: { field: Field; props: GetInputPropsReturn
     case 'select': return <Select {...common} required={field.required} data={field.options as never} allowDeselect={false} />;
     case 'multiselect': return <MultiSelect {...common} required={field.required} data={(field.options ?? []) as never} searchable />;
     case 'tags': return <TagsInput {...common} required={field.required} data={(field.options ?? []) as never} placeholder={field.placeholder} />;
-    case 'switch': return <Switch {...common} checked={Boolean(props.value)} />;
+    // getInputProps(name, { type: 'checkbox' }) gives `checked`, not `value`.
+    case 'switch': return <Switch {...common} checked={Boolean(props.checked)} />;
   }
 }
 
