@@ -5,11 +5,14 @@ import type { Family } from './family.ts';
 import { members } from './members/index.ts';
 import { oauthClients } from './oauth-clients/index.ts';
 import { project } from './project/index.ts';
+import { repositories } from './repositories/index.ts';
 import { rooms } from './rooms/index.ts';
+import { routes } from './routes/index.ts';
 import { scheduledTasks } from './scheduled-tasks/index.ts';
 import { secrets } from './secrets/index.ts';
 import { services } from './services/index.ts';
 import { sessions } from './sessions/index.ts';
+import { shares } from './shares/index.ts';
 import { storage } from './storage/index.ts';
 import { webhooks } from './webhooks/index.ts';
 
@@ -26,4 +29,7 @@ export const families: readonly Family[] = [
   secrets,
   sessions,
   scheduledTasks,
+  routes,
+  repositories,
+  shares,
 ];
