@@ -2,6 +2,7 @@
 import { agents } from './agents/index.ts';
 import { apiKeys } from './api-keys/index.ts';
 import type { Family } from './family.ts';
+import { mailboxes } from './mailboxes/index.ts';
 import { members } from './members/index.ts';
 import { oauthClients } from './oauth-clients/index.ts';
 import { project } from './project/index.ts';
@@ -30,6 +31,7 @@ export const families: readonly Family[] = [
   sessions,
   scheduledTasks,
   routes,
+  mailboxes,
   repositories,
   shares,
 ];
