@@ -14,6 +14,7 @@ import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { setupLink } from '../../src/modules/setup/service.ts';
 import { chromiumLaunchArgs } from '../support/chromium.ts';
+import { startFakeRoomServer, type FakeRoomServer } from '../support/room-server.ts';
 import { chromiumPath, requireOrSkip } from '../support/env.ts';
 import { authorizationRequest, discover } from '../support/oauth.ts';
 import { call, createUserWithToken, startTestService, type TestService } from '../support/service.ts';
@@ -57,6 +58,7 @@ describe('the web console in Chromium', () => {
   let admin: BrowserContext;
   let page: Page;
   let peer: Awaited<ReturnType<typeof startPeer>>;
+  let roomServer: FakeRoomServer;
   let projectId = '';
   let apiKey = '';
   const budgets: Record<string, number> = {};
@@ -66,8 +68,10 @@ describe('the web console in Chromium', () => {
     if (!chromiumPath) return;
     mkdirSync(ARTIFACTS, { recursive: true });
     peer = await startPeer();
+    // Reports sessions and their telemetry, and ends a session Atrium asks it to terminate.
+    roomServer = await startFakeRoomServer();
     // The embedded quick start's defaults: email sign-in, the development mailbox, private webhooks.
-    service = await startTestService('pglite');
+    service = await startTestService('pglite', { ATRIUM_ROOM_SERVER_URL: roomServer.url, ATRIUM_JOBS_POLL_MS: '100', ATRIUM_SCHEDULED_TASKS_MIN_PERIOD_SECONDS: '1', ATRIUM_MAIL_DOMAINS: 'mail.example.test' });
     browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumLaunchArgs });
     admin = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     page = await admin.newPage();
@@ -77,6 +81,7 @@ describe('the web console in Chromium', () => {
     await browser?.close();
     await service?.stop();
     peer?.server.close();
+    await roomServer?.close();
     if (Object.keys(budgets).length > 0) writeFileSync(join(ARTIFACTS, 'console-budgets.json'), `${JSON.stringify(budgets, null, 2)}\n`);
   });
 
@@ -281,8 +286,383 @@ describe('the web console in Chromium', () => {
     await shoot(page, 'webhooks');
   });
 
+  /** A step that failed may leave a dialog open: close it, so the next test starts from the page. */
+  async function settle(target: Page) {
+    for (let i = 0; i < 3 && (await target.getByRole('dialog').count()) > 0; i++) {
+      await target.keyboard.press('Escape');
+      await target.waitForTimeout(300);
+    }
+  }
+
+  /**
+   * Replaces a form field's text (a textarea or an input) by its label, then leaves it: a JSON field
+   * formats itself on blur and grows, which would move the button clicked next.
+   */
+  const typeInto = async (target: Page, label: string | RegExp, text: string) => {
+    const field = target.getByLabel(label);
+    await field.fill(text);
+    await field.blur();
+  };
+
+  /** An API error the form showed under the named field (Mantine marks the input invalid and describes it by the error). */
+  async function fieldError(target: Page, label: string | RegExp, text: string | RegExp) {
+    const input = target.getByLabel(label);
+    await until(`${String(label)} shows an error`, async () => (await input.getAttribute('aria-invalid')) === 'true');
+    const described = await input.getAttribute('aria-describedby');
+    assert.ok(described, 'the input is described by its error');
+    const message = await target.locator(`[id="${described.split(' ').find((id) => id.endsWith('-error'))}"]`).textContent();
+    assert.match(message ?? '', text instanceof RegExp ? text : new RegExp(text));
+  }
+
+  test('services: a project service from a YAML spec, the API\'s error under the editor, edit, a room service from a template, delete', async (t) => {
+    if (!ready(t)) return;
+    const api = (path: string) => call(service, 'GET', `/accounts/projects/${projectId}${path}`, { token: apiKey });
+    await nav(page, 'Services').click();
+    await page.getByText('No services yet.').waitFor();
+    await page.getByRole('button', { name: 'New service' }).click();
+    // A misspelt field: the API refuses it and the message shows under the spec editor.
+    await typeInto(page, /^Spec/, 'version: v1\nkind: Service\nmetadata:\n  name: echo\ncontainer:\n  image: ghcr.io/example/echo:1\n  comand: [serve]\n');
+    await page.getByRole('button', { name: 'Create service' }).click();
+    await fieldError(page, /^Spec/, /unknown property "comand"/);
+    await shoot(page, 'service-form');
+    await typeInto(page, /^Spec/, 'version: v1\nkind: Service\nmetadata:\n  name: echo\ncontainer:\n  image: ghcr.io/example/echo:1\nports:\n  - num: 8080\n    type: http\n');
+    await page.getByRole('button', { name: 'Create service' }).click();
+    await page.getByRole('heading', { name: 'echo' }).waitFor();
+    const listed = await api('/services');
+    assert.equal(listed.status, 200);
+    assert.equal(listed.body.total, 1);
+    const serviceId = listed.body.services[0].id as string;
+    assert.equal(listed.body.services[0].container.image, 'ghcr.io/example/echo:1');
+    assert.ok(page.url().endsWith(`/services/${serviceId}`));
+    await shoot(page, 'service');
+
+    // Edit: the editor opens on the stored spec as YAML; JSON is accepted too.
+    await page.getByRole('button', { name: 'Edit' }).click();
+    assert.match(await page.getByLabel(/^Spec/).inputValue(), /image: ghcr.io\/example\/echo:1/);
+    await typeInto(page, /^Spec/, JSON.stringify({ version: 'v1', kind: 'Service', metadata: { name: 'echo' }, container: { image: 'ghcr.io/example/echo:2' } }));
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByTestId('service-spec').getByText(/echo:2/).waitFor();
+    assert.equal((await api(`/services/${serviceId}`)).body.container.image, 'ghcr.io/example/echo:2');
+
+    // A room's own service, from a template with values; a missing value is named under the values.
+    await nav(page, 'Rooms').click();
+    await page.getByRole('link', { name: 'lobby' }).click();
+    await page.getByRole('navigation', { name: 'In this room' }).getByRole('link', { name: 'Services' }).click();
+    await page.getByRole('heading', { name: 'Services of room lobby' }).waitFor();
+    await page.getByRole('button', { name: 'New service' }).click();
+    await typeInto(page, /^Spec/, 'version: v1\nkind: ServiceTemplate\nmetadata:\n  name: "{{ name }}"\nvariables:\n  - name: name\n  - name: token\n    obscure: true\ncontainer:\n  image: ghcr.io/example/helper:1\n  environment:\n    - name: TOKEN\n      value: "{{ token }}"\n');
+    await typeInto(page, /^Template values/, '{"name": "helper"}');
+    await page.getByRole('button', { name: 'Create service' }).click();
+    await fieldError(page, /^Template values/, /values\.token is required/);
+    await typeInto(page, /^Template values/, '{"name": "helper", "token": "s3cret-value"}');
+    await page.getByRole('button', { name: 'Create service' }).click();
+    await page.getByRole('heading', { name: 'helper' }).waitFor();
+    const roomServices = await api('/rooms/lobby/services');
+    assert.equal(roomServices.body.total, 1);
+    assert.equal(roomServices.body.services[0].metadata.name, 'helper');
+    assert.equal(roomServices.body.services[0].container.environment[0].value, '********');
+    assert.equal((await api('/services')).body.total, 1, 'the room service is not a project service');
+    await shoot(page, 'room-service');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No services yet.').waitFor();
+    assert.equal((await api('/rooms/lobby/services')).body.total, 0);
+
+    // The project service: delete it from its page.
+    await nav(page, 'Services').click();
+    await page.getByRole('link', { name: 'echo' }).click();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No services yet.').waitFor();
+    assert.equal((await api(`/services/${serviceId}`)).status, 404);
+  });
+
+  test('secrets: values are write-only; a taken name under its field; replace, a room secret for one participant, delete', async (t) => {
+    if (!ready(t)) return;
+    const api = (path: string) => call(service, 'GET', `/accounts/projects/${projectId}${path}`, { token: apiKey });
+    const valueOf = async (path: string) => Buffer.from((await api(path)).body.data_base64 as string, 'base64').toString('utf8');
+    await nav(page, 'Secrets').click();
+    await page.getByText('No secrets yet.').waitFor();
+    await page.getByRole('button', { name: 'New secret' }).click();
+    await typeInto(page, /^Name/, 'openai');
+    await typeInto(page, /^Value/, '{"OPENAI_API_KEY":"sk-first-value"}');
+    await page.getByRole('button', { name: 'Create secret' }).click();
+    await page.getByRole('heading', { name: 'openai' }).waitFor();
+    const secretId = /\/secrets\/([^/?]+)$/.exec(page.url())![1]!;
+    assert.equal(await valueOf(`/secrets/${secretId}`), '{"OPENAI_API_KEY":"sk-first-value"}');
+    await page.getByText('Write-only: set, never shown').waitFor();
+    assert.ok(!(await page.content()).includes('sk-first-value'), 'the value is not on the page');
+    await shoot(page, 'secret');
+
+    // Replace the value (and the type); the page still shows none.
+    await page.getByRole('button', { name: 'Replace value' }).click();
+    assert.equal(await page.getByLabel(/^Value/).inputValue(), '', 'the form does not hold the old value');
+    await typeInto(page, /^Type/, 'opaque');
+    await typeInto(page, /^Value/, 'sk-second-value');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'opaque' }).waitFor();
+    assert.equal(await valueOf(`/secrets/${secretId}`), 'sk-second-value');
+    assert.ok(!(await page.content()).includes('sk-second-value'));
+
+    // A taken name: the API's 409 under the name.
+    await nav(page, 'Secrets').click();
+    await page.getByRole('link', { name: 'openai' }).waitFor();
+    await page.getByRole('button', { name: 'New secret' }).click();
+    await typeInto(page, /^Name/, 'openai');
+    await typeInto(page, /^Value/, 'x');
+    await page.getByRole('button', { name: 'Create secret' }).click();
+    await fieldError(page, /^Name/, /already exists/);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await shoot(page, 'secrets');
+
+    // A room secret for one participant.
+    await nav(page, 'Rooms').click();
+    await page.getByRole('link', { name: 'lobby' }).click();
+    await page.getByRole('navigation', { name: 'In this room' }).getByRole('link', { name: 'Secrets' }).click();
+    await page.getByRole('heading', { name: 'Secrets of room lobby' }).waitFor();
+    await page.getByRole('button', { name: 'New secret' }).click();
+    await typeInto(page, /^Id/, 'github-token');
+    await typeInto(page, /^For participant/, 'alice');
+    await typeInto(page, /^Value/, 'ghp_room_value');
+    await page.getByRole('button', { name: 'Create secret' }).click();
+    await page.getByRole('heading', { name: 'github-token' }).waitFor();
+    assert.equal(await valueOf('/rooms/lobby/secrets/github-token?for_identity=alice'), 'ghp_room_value');
+    assert.equal((await api('/rooms/lobby/secrets/github-token')).status, 404, 'not a room-wide value');
+    await page.getByRole('cell', { name: 'alice' }).waitFor();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No secrets yet.').waitFor();
+    assert.equal((await api('/rooms/lobby/secrets/github-token?for_identity=alice')).status, 404);
+
+    await nav(page, 'Secrets').click();
+    await page.getByRole('link', { name: 'openai' }).click();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No secrets yet.').waitFor();
+    assert.equal((await api(`/secrets/${secretId}`)).status, 404);
+  });
+
+  test('sessions: the live list, a session\'s events, span waterfall and metric charts, and terminate', async (t) => {
+    if (!ready(t)) return;
+    roomServer.connect({ url: service.url, projectId, apiKey });
+    const done = await roomServer.startSession('lobby');
+    await roomServer.endSession(done.id);
+    const live = await roomServer.startSession('lobby');
+    await roomServer.reportParticipants(live.id, [{ type: 'joined', participant_id: 'u1', role: 'user', name: 'Uma' }]);
+    const resource = { 'atrium.session.id': live.id };
+    await roomServer.exportSpans(resource, [{ name: 'turn' }, { name: 'tool call', parent: 'turn' }], 'json');
+    await roomServer.exportLogs(resource, [{ body: 'hello from the room' }], 'json');
+    await roomServer.exportMetrics(resource, (meter) => meter.createCounter('messages').add(2), 'json');
+
+    await nav(page, 'Sessions').click();
+    await page.getByText('1 in all').waitFor();
+    await page.locator('label', { hasText: /^Recent$/ }).click();
+    await page.getByText('2 in all').waitFor();
+    await page.getByText('ended (reported)').waitFor();
+    await shoot(page, 'sessions');
+    await page.locator('label', { hasText: /^Active$/ }).click();
+    await page.getByText('1 in all').waitFor();
+    await page.getByRole('link', { name: 'lobby' }).click();
+    await page.getByRole('heading', { name: 'Session of lobby' }).waitFor();
+    await page.getByText('1 user').waitFor();
+    await page.getByText('hello from the room').waitFor();
+    await page.getByText('Uma (user)').waitFor();
+    await page.getByRole('tab', { name: 'Spans' }).click();
+    await until('both spans are drawn', async () => (await page.getByTestId('span').count()) === 2);
+    await page.getByRole('img', { name: /^tool call / }).waitFor();
+    await shoot(page, 'session-spans');
+    await page.getByRole('tab', { name: 'Metrics' }).click();
+    await page.getByTestId('metric-chart').getByText('messages').waitFor();
+    await page.getByRole('img', { name: 'messages over time' }).waitFor();
+    await shoot(page, 'session-metrics');
+
+    // Terminate: the room server is asked, ends it, and the page follows.
+    await page.getByRole('button', { name: 'Terminate' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Terminate' }).click();
+    await page.getByText('ended (terminated)').waitFor();
+    assert.ok(roomServer.calls.some((c) => c.path === '/atrium/v1/session-terminations' && c.json.session_id === live.id));
+    const ended = await call(service, 'GET', `/accounts/projects/${projectId}/sessions/${live.id}`, { token: apiKey });
+    assert.equal(ended.body.status, 'ended');
+    assert.equal(ended.body.ended_reason, 'terminated');
+    assert.equal(await page.getByRole('button', { name: 'Terminate' }).count(), 0);
+  });
+
+  test('scheduled tasks: the API\'s schedule error under its field, create, a run delivered to the room server, edit, delete', async (t) => {
+    if (!ready(t)) return;
+    const tasks = async () => (await call(service, 'GET', `/accounts/projects/${projectId}/scheduled-tasks`, { token: apiKey })).body.tasks;
+    await nav(page, 'Scheduled tasks').click();
+    await page.getByText('No scheduled tasks yet.').waitFor();
+    await page.getByRole('button', { name: 'New scheduled task' }).click();
+    await typeInto(page, /^Room/, 'lobby');
+    await typeInto(page, /^Name/, 'digest');
+    await typeInto(page, /^Schedule/, 'now and then');
+    await typeInto(page, /^Queue/, 'digests');
+    await typeInto(page, /^Payload/, '{"kind": "digest"}');
+    await page.getByRole('button', { name: 'Create task' }).click();
+    await fieldError(page, /^Schedule/, /neither a 5-field cron expression nor an interval/);
+    // Once, two seconds from now: one run, delivered to the room server's queue.
+    await typeInto(page, /^Schedule/, '2 seconds');
+    await page.getByRole('switch', { name: 'Once (then inactive)' }).click();
+    assert.ok(await page.getByRole('switch', { name: 'Once (then inactive)' }).isChecked());
+    await page.getByRole('button', { name: 'Create task' }).click();
+    await page.getByRole('heading', { name: 'digest' }).waitFor();
+    const [created] = await tasks();
+    assert.equal(created.room_name, 'lobby');
+    assert.equal(created.queue_name, 'digests');
+    assert.deepEqual(created.payload, { kind: 'digest' });
+    assert.equal(created.once, true);
+    await page.getByRole('cell', { name: 'submitted' }).waitFor({ timeout: 30_000 });
+    await shoot(page, 'scheduled-task');
+
+    await page.getByRole('button', { name: 'Edit' }).click();
+    await typeInto(page, /^Schedule/, '0 9 * * 1-5');
+    await typeInto(page, /^Time zone/, 'Europe/Berlin');
+    await page.getByRole('switch', { name: 'Once (then inactive)' }).click();
+    // A task that ran once is inactive: make it active again.
+    if (!(await page.getByRole('switch', { name: 'Active', exact: true }).isChecked())) await page.getByRole('switch', { name: 'Active', exact: true }).click();
+    assert.ok(await page.getByRole('switch', { name: 'Active', exact: true }).isChecked());
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'Europe/Berlin' }).waitFor();
+    const [edited] = await tasks();
+    assert.equal(edited.schedule, '0 9 * * 1-5');
+    assert.equal(edited.time_zone, 'Europe/Berlin');
+    assert.equal(edited.active, true);
+    assert.equal(edited.once, false);
+    assert.ok(edited.next_run_at);
+    await nav(page, 'Scheduled tasks').click();
+    await page.getByRole('link', { name: 'digest' }).waitFor();
+    await shoot(page, 'scheduled-tasks');
+    await page.getByRole('link', { name: 'digest' }).click();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No scheduled tasks yet.').waitFor();
+    assert.deepEqual(await tasks(), []);
+  });
+
+  test('routes and mailboxes: the API\'s errors under their fields, create, edit, delete', async (t) => {
+    if (!ready(t)) return;
+    await settle(page);
+    const api = (path: string) => call(service, 'GET', `/accounts/projects/${projectId}${path}`, { token: apiKey });
+    await nav(page, 'Routes').click();
+    await page.getByText('No routes yet.').waitFor();
+    await page.getByRole('button', { name: 'New route' }).click();
+    const spec = (room: string, port: number) => `version: v1\nkind: Route\ndomain: app.example.test\nbackend:\n  room:\n    name: ${room}\npaths:\n  - path: /\n    pathType: prefix\n    targetPort: ${port}\n`;
+    await typeInto(page, /^Spec/, spec('nowhere', 8080));
+    await page.getByRole('button', { name: 'Create route' }).click();
+    await fieldError(page, /^Spec/, /no room named "nowhere"/);
+    await typeInto(page, /^Spec/, spec('lobby', 8080));
+    await page.getByRole('button', { name: 'Create route' }).click();
+    await page.getByRole('heading', { name: 'app.example.test' }).waitFor();
+    assert.equal((await api('/routes/app.example.test')).body.route.room_name, 'lobby');
+    await page.getByRole('button', { name: 'Edit' }).click();
+    await typeInto(page, /^Spec/, spec('lobby', 9000));
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByTestId('route-spec').getByText(/targetPort: 9000/).waitFor();
+    assert.equal((await api('/routes/app.example.test')).body.route.port, 9000);
+    await shoot(page, 'route');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No routes yet.').waitFor();
+    assert.equal((await api('/routes/app.example.test')).status, 404);
+
+    await nav(page, 'Mailboxes').click();
+    await page.getByText('No mailboxes yet.').waitFor();
+    await page.getByRole('button', { name: 'New mailbox' }).click();
+    await typeInto(page, /^Address/, 'support@elsewhere.test');
+    await typeInto(page, /^Room/, 'lobby');
+    await page.getByRole('button', { name: 'Create mailbox' }).click();
+    await fieldError(page, /^Address/, /must be under a mail domain this deployment allows/);
+    await typeInto(page, /^Address/, 'support@mail.example.test');
+    await typeInto(page, /^Room/, 'nowhere');
+    await page.getByRole('button', { name: 'Create mailbox' }).click();
+    await fieldError(page, /^Room/, /no room named "nowhere"/);
+    await typeInto(page, /^Room/, 'lobby');
+    await page.getByRole('button', { name: 'Create mailbox' }).click();
+    await page.getByRole('heading', { name: 'support@mail.example.test' }).waitFor();
+    assert.equal((await api('/mailboxes/support@mail.example.test')).body.mailbox.queue, 'inbox');
+    await page.getByRole('button', { name: 'Edit' }).click();
+    await typeInto(page, /^Queue/, 'support');
+    await page.getByRole('dialog').getByRole('switch').click();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'anyone' }).waitFor();
+    const edited = (await api('/mailboxes/support@mail.example.test')).body.mailbox;
+    assert.equal(edited.queue, 'support');
+    assert.equal(edited.public, true);
+    await shoot(page, 'mailbox');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No mailboxes yet.').waitFor();
+    assert.equal((await api('/mailboxes/support@mail.example.test')).status, 404);
+  });
+
+  test('image repositories: a bad name under its field, create, a registry token, edit, delete', async (t) => {
+    if (!ready(t)) return;
+    await settle(page);
+    const api = (path: string) => call(service, 'GET', `/accounts/projects/${projectId}${path}`, { token: apiKey });
+    await nav(page, 'Image repositories').click();
+    await page.getByText('No repositories yet.').waitFor();
+    await page.getByRole('button', { name: 'New repository' }).click();
+    await typeInto(page, /^Name/, 'Team/Web App');
+    await page.getByRole('button', { name: 'Create repository' }).click();
+    await fieldError(page, /^Name/, /must be an OCI repository name/);
+    await typeInto(page, /^Name/, 'team/web-app');
+    await page.getByRole('button', { name: 'Create repository' }).click();
+    await page.getByRole('heading', { name: 'team/web-app' }).waitFor();
+    const [repository] = (await api('/repositories')).body.repositories;
+    assert.equal(repository.registry_name, `${projectId}/team/web-app`);
+    await page.getByRole('button', { name: 'Registry token' }).click();
+    await page.getByRole('button', { name: 'Get token' }).click();
+    assert.match(await page.getByLabel('Token', { exact: true }).inputValue(), /^ey[\w-]+\.[\w-]+\.[\w-]+$/);
+    await page.getByRole('button', { name: 'Done' }).click();
+    await page.getByRole('button', { name: 'Edit' }).click();
+    await typeInto(page, /^Description/, 'The web front end');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'The web front end' }).waitFor();
+    assert.equal((await api(`/repositories/${repository.id}`)).body.description, 'The web front end');
+    await shoot(page, 'repository');
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No repositories yet.').waitFor();
+    assert.equal((await api(`/repositories/${repository.id}`)).status, 404);
+  });
+
+  test('shares: the token shown once connects to the room; edit, delete', async (t) => {
+    if (!ready(t)) return;
+    await settle(page);
+    await nav(page, 'Shares').click();
+    await page.getByText('No shares yet.').waitFor();
+    await page.getByRole('button', { name: 'New share' }).click();
+    await typeInto(page, /^Room/, 'lobby');
+    await typeInto(page, /^Label/, 'Town hall');
+    await typeInto(page, /^Expires at/, '2001-01-01T00:00:00Z');
+    await page.getByRole('button', { name: 'Create share' }).click();
+    await fieldError(page, /^Expires at/, /expires_at/);
+    await typeInto(page, /^Expires at/, '');
+    await page.getByRole('button', { name: 'Create share' }).click();
+    await page.getByText('You will not see this again').waitFor();
+    const token = await page.getByLabel('Share token', { exact: true }).inputValue();
+    const shareId = await page.getByLabel('Share id', { exact: true }).inputValue();
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    const connected = await call(service, 'POST', `/shares/${shareId}/connect`, { token });
+    assert.equal(connected.status, 200, JSON.stringify(connected.body));
+    assert.equal(connected.body.room_name, 'lobby');
+    await page.getByRole('cell', { name: 'Town hall' }).waitFor();
+    await page.getByRole('row', { name: /Town hall/ }).getByRole('button', { name: 'Edit' }).click();
+    await typeInto(page, /^Label/, 'Open day');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'Open day' }).waitFor();
+    const listed = (await call(service, 'GET', `/accounts/projects/${projectId}/shares`, { token: apiKey })).body.shares;
+    assert.deepEqual(listed.map((s: { settings: { label: string; room: string } }) => [s.settings.label, s.settings.room]), [['Open day', 'lobby']]);
+    await shoot(page, 'shares');
+    await page.getByRole('row', { name: /Open day/ }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No shares yet.').waitFor();
+    assert.equal((await call(service, 'POST', `/shares/${shareId}/connect`, { token })).status >= 400, true);
+  });
+
   test('the remaining pages: managed agents, members, OAuth clients, profile', async (t) => {
     if (!ready(t)) return;
+    await settle(page);
     const agent = await call(service, 'POST', `/accounts/projects/${projectId}/agents`, { token: apiKey, json: { configuration: { version: 'v1', kind: 'ManagedAgent', metadata: { name: 'support-bot' } } } });
     assert.equal(agent.status, 201);
     await nav(page, 'Managed agents').click();

@@ -2,10 +2,18 @@
 import { agents } from './agents/index.ts';
 import { apiKeys } from './api-keys/index.ts';
 import type { Family } from './family.ts';
+import { mailboxes } from './mailboxes/index.ts';
 import { members } from './members/index.ts';
 import { oauthClients } from './oauth-clients/index.ts';
 import { project } from './project/index.ts';
+import { repositories } from './repositories/index.ts';
 import { rooms } from './rooms/index.ts';
+import { routes } from './routes/index.ts';
+import { scheduledTasks } from './scheduled-tasks/index.ts';
+import { secrets } from './secrets/index.ts';
+import { services } from './services/index.ts';
+import { sessions } from './sessions/index.ts';
+import { shares } from './shares/index.ts';
 import { storage } from './storage/index.ts';
 import { webhooks } from './webhooks/index.ts';
 
@@ -18,4 +26,12 @@ export const families: readonly Family[] = [
   apiKeys,
   oauthClients,
   webhooks,
+  services,
+  secrets,
+  sessions,
+  scheduledTasks,
+  routes,
+  mailboxes,
+  repositories,
+  shares,
 ];

@@ -9,7 +9,7 @@ import { ErrorAlert } from './feedback.tsx';
 type Options = readonly (string | { value: string; label: string })[];
 
 export type Field =
-  | { kind: 'text' | 'textarea' | 'password' | 'json'; name: string; label: string; description?: ReactNode; required?: boolean; placeholder?: string }
+  | { kind: 'text' | 'textarea' | 'password' | 'json' | 'code'; name: string; label: string; description?: ReactNode; required?: boolean; placeholder?: string }
   | { kind: 'select'; name: string; label: string; description?: ReactNode; required?: boolean; options: Options }
   | { kind: 'multiselect' | 'tags'; name: string; label: string; description?: ReactNode; required?: boolean; options?: Options; placeholder?: string }
   | { kind: 'switch'; name: string; label: string; description?: ReactNode };
@@ -31,6 +31,8 @@ export interface FormModalProps<V extends Record<string, unknown>> {
   submit: (values: V) => Promise<unknown>;
   /** Shown below the fields with the current values (a live preview). */
   preview?: (values: V) => ReactNode;
+  /** The field an API error is about, when its message does not start with the field's name (a spec editor's errors name the spec's own fields). */
+  errorField?: (error: unknown) => string | undefined;
 }
 
 function FieldInput({ field, props }: { field: Field; props: GetInputPropsReturnType }) {
@@ -39,15 +41,17 @@ function FieldInput({ field, props }: { field: Field; props: GetInputPropsReturn
     case 'text': return <TextInput {...common} required={field.required} placeholder={field.placeholder} />;
     case 'password': return <PasswordInput {...common} required={field.required} />;
     case 'textarea': return <Textarea {...common} required={field.required} autosize minRows={2} />;
+    case 'code': return <Textarea {...common} required={field.required} placeholder={field.placeholder} autosize minRows={10} maxRows={30} spellCheck={false} styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)', fontSize: 'var(--mantine-font-size-sm)' } }} />;
     case 'json': return <JsonInput {...common} required={field.required} autosize minRows={4} formatOnBlur validationError="Not valid JSON" />;
     case 'select': return <Select {...common} required={field.required} data={field.options as never} allowDeselect={false} />;
     case 'multiselect': return <MultiSelect {...common} required={field.required} data={(field.options ?? []) as never} searchable />;
     case 'tags': return <TagsInput {...common} required={field.required} data={(field.options ?? []) as never} placeholder={field.placeholder} />;
-    case 'switch': return <Switch {...common} checked={Boolean(props.value)} />;
+    // getInputProps(name, { type: 'checkbox' }) gives `checked`, not `value`.
+    case 'switch': return <Switch {...common} checked={Boolean(props.checked)} />;
   }
 }
 
-export function FormModal<V extends Record<string, unknown>>({ opened, onClose, title, fields, initialValues, submitLabel, submit, preview }: FormModalProps<V>) {
+export function FormModal<V extends Record<string, unknown>>({ opened, onClose, title, fields, initialValues, submitLabel, submit, preview, errorField }: FormModalProps<V>) {
   const form = useForm<V>({
     initialValues,
     validate: Object.fromEntries(fields.filter((f) => f.kind === 'json').map((f) => [f.name, (value: unknown) => {
@@ -76,7 +80,7 @@ export function FormModal<V extends Record<string, unknown>>({ opened, onClose, 
       await submit(values);
       close();
     } catch (error) {
-      const field = error instanceof Error ? fieldOfMessage(error.message, fields.map((f) => f.name)) : undefined;
+      const field = error instanceof Error ? fieldOfMessage(error.message, fields.map((f) => f.name)) ?? errorField?.(error) : undefined;
       if (field) form.setFieldError(field, (error as Error).message);
       else setFailure(error);
     } finally {

@@ -1,7 +1,7 @@
-import { Button, Group, Modal, Stack, Title } from '@mantine/core';
+import { Anchor, Button, Group, Modal, Stack, Title } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useNavigate, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import { api, unwrap, type ResponseOf } from '../../api.ts';
 import { invalidate, projectKey } from '../../app/query.ts';
 import { useProject } from '../../app/project.tsx';
@@ -49,6 +49,7 @@ export default function RoomDetail() {
       />
       <ErrorAlert error={connect.error} title="Could not connect" />
       <Facts rows={[['Id', room.data.id], ['Created', formatTime(room.data.created_at)], ['Updated', formatTime(room.data.updated_at)]]} />
+      <RoomResources roomName={room.data.name} />
       <Title order={4}>Metadata</Title>
       <Json value={room.data.metadata} />
       <Modal opened={connection !== undefined} onClose={() => setConnection(undefined)} title={`Connect to ${roomName}`} size="lg">
@@ -77,5 +78,17 @@ export default function RoomDetail() {
         }}
       />
     </Stack>
+  );
+}
+
+/** The room's own resources (services, secrets…), each a family's pages in the room's scope. */
+function RoomResources({ roomName }: { roomName: string }) {
+  const { can, path } = useProject();
+  const links = ([['services', 'Services', 'service_inventory'], ['secrets', 'Secrets', 'secret_inventory']] as const).filter(([, , role]) => can(role));
+  if (links.length === 0) return null;
+  return (
+    <Group aria-label="In this room" role="navigation">
+      {links.map(([sub, label]) => <Anchor key={sub} component={Link} to={path(`rooms/${encodeURIComponent(roomName)}/${sub}`)}>{label}</Anchor>)}
+    </Group>
   );
 }
