@@ -14,9 +14,11 @@ Commands:
       [--server URL] [--no-browser] [--device: with a device code, for machines without a browser]
   whoami                    Show who you are signed in as  [--server URL] [--json]
   logout                    Revoke the sign-in at the server and forget it  [--server URL]
+  billing verify            Check that every project's wallet equals its ledger's sum (exit 1 if not)
+      [--project ID] [--json]
   help                      Show this help
 
-serve and bootstrap take their settings from the environment (PORT, HOST, DATABASE_URL,
+serve, bootstrap and billing take their settings from the environment (PORT, HOST, DATABASE_URL,
 ATRIUM_DATA_DIR, ATRIUM_PUBLIC_URL…): every one, with its default, is in the Settings section of
 README.md. login/whoami/logout talk to --server, else ATRIUM_PUBLIC_URL, else http://localhost:8000,
 and keep tokens in ~/.config/atrium/credentials.json (ATRIUM_CONFIG_DIR overrides the directory).`;
@@ -31,6 +33,7 @@ const commands: Record<string, Command> = {
   login: async (args) => (await import('./login.ts')).loginCommand(args),
   whoami: async (args) => (await import('./login.ts')).whoamiCommand(args),
   logout: async (args) => (await import('./login.ts')).logoutCommand(args),
+  billing: async (args) => (await import('./billing.ts')).billingCommand(args),
   help: async () => {
     process.stdout.write(`${USAGE}\n`);
     return 0;
