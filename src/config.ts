@@ -252,12 +252,24 @@ export const SETTINGS = {
       description: 'Least a call reserves against the balance while it runs, in millionths of the currency (the default is 0.01); a call asking for more output (`max_tokens`) reserves its price.',
     }),
     paymentProvider: setting({
-      env: 'ATRIUM_PAYMENT_PROVIDER', group: BILLING, kind: oneOf(['local']), default: 'local',
-      description: '`local`: checkout pages on this server where a person confirms or cancels a test payment, and test cards (for development and trials; no money moves). The one provider so far: see docs/billing.md.',
+      env: 'ATRIUM_PAYMENT_PROVIDER', group: BILLING, kind: oneOf(['local', 'stripe']), default: 'local',
+      description: '`local`: checkout pages on this server where a person confirms or cancels a test payment, and test cards (for development and trials; no money moves). `stripe`: Stripe Checkout, off-session charges for auto-recharge, and the webhook `/billing/stripe/webhook` (needs `ATRIUM_STRIPE_SECRET_KEY` and `ATRIUM_STRIPE_WEBHOOK_SECRET`).',
     }),
     subscriptionCredits: setting({
       env: 'ATRIUM_BILLING_SUBSCRIPTION_CREDITS', group: BILLING, kind: integer(1, 1_000_000, { unit: 'currency units' }), default: '20',
       description: 'What the subscription costs each month, granted as credits when it is paid.',
+    }),
+    stripeSecretKey: setting({
+      env: 'ATRIUM_STRIPE_SECRET_KEY', group: BILLING, kind: API_KEY, secret: secret.whole, default: rule('unset', () => undefined),
+      description: 'Stripe secret key (`sk_…` or a restricted `rk_…` key), with `ATRIUM_PAYMENT_PROVIDER=stripe`.',
+    }),
+    stripeWebhookSecret: setting({
+      env: 'ATRIUM_STRIPE_WEBHOOK_SECRET', group: BILLING, kind: API_KEY, secret: secret.whole, default: rule('unset', () => undefined),
+      description: 'Signing secret (`whsec_…`) of the Stripe webhook endpoint `{ATRIUM_PUBLIC_URL}/billing/stripe/webhook`.',
+    }),
+    stripeApiUrl: setting({
+      env: 'ATRIUM_STRIPE_API_URL', group: BILLING, kind: url(['http', 'https']), default: 'https://api.stripe.com',
+      description: 'Where the Stripe SDK sends API requests (an origin): Stripe itself, or a proxy or test double.',
     }),
   },
 };

@@ -19,12 +19,23 @@ export interface ChargeResult {
   error?: string;
 }
 
+/** A provider's word that a checkout was paid. */
+export interface CheckoutPaid {
+  /** The provider's event id: each is processed once. */
+  eventId: string;
+  checkoutId: string;
+  /** The payment method to save for auto-recharge. */
+  card: { ref: string; label: string } | undefined;
+}
+
 export interface PaymentProvider {
   readonly name: string;
   /** Starts a checkout; the person pays at the returned URL. */
   createCheckout(request: CheckoutRequest): Promise<{ url: string; providerRef: string }>;
   /** Charges a saved payment method off-session; the same idempotency key never charges twice. */
   chargeSavedMethod(methodRef: string, amountMicros: bigint, idempotencyKey: string): Promise<ChargeResult>;
+  /** Verifies and reads a webhook delivery (providers that send them); throws on a bad signature. */
+  parseWebhook?(rawBody: Buffer, signature: string | undefined): Promise<CheckoutPaid[]>;
 }
 
 /** Test cards of the local provider (the numbers Stripe's test mode uses for the same outcomes). */

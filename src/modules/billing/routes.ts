@@ -61,6 +61,24 @@ export async function billingRoutes(app: Api, ctx: AppContext): Promise<void> {
     schema: { tags, summary: 'Usage and cost per time bucket, grouped and filtered', params: ProjectParams, querystring: schema.UsageQuery, response: { 200: schema.UsageReport } },
   }, async (request) => service.usageReport(ctx, request.params.project_id, request.query));
 
+  // Stripe's webhook: the signature is over the raw body, so this route keeps it as bytes.
+  await app.register(async (scope) => {
+    scope.removeContentTypeParser('application/json');
+    scope.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: 1024 * 1024 }, (_request, body, done) => done(null, body));
+    scope.post('/billing/stripe/webhook', {
+      config: { auth: { permission: 'public' } },
+      schema: {
+        tags, summary: 'Stripe webhook events (verified with the Stripe-Signature header)',
+        headers: Type.Object({ 'stripe-signature': Type.Optional(Type.String({ maxLength: 2000 })) }),
+        body: Type.Unsafe<Buffer>({ description: 'A Stripe event, as Stripe sent it' }),
+        response: { 200: Type.Object({ received: Type.Boolean(), processed: Type.Integer() }) },
+      },
+    }, async (request) => ({
+      received: true,
+      processed: await service.handleWebhook(ctx, 'stripe', request.body as Buffer, request.headers['stripe-signature'] as string | undefined),
+    }));
+  });
+
   // The local payment provider's checkout page (its id is the secret: it is only in the checkout URL).
   app.get('/billing/checkout/:checkout_id', {
     config: { auth: { permission: 'public' } },

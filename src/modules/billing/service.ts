@@ -10,6 +10,7 @@ import { fromMicros, MICROS, toMicros } from './money.ts';
 import { localProvider, TEST_CARDS, type PaymentProvider } from './payments.ts';
 import { DEFAULT_PRICES_FILE, loadPriceList, priceCall, priceOf, type PriceList } from './prices.ts';
 import * as store from './store.ts';
+import { stripeProvider } from './stripe.ts';
 
 export const RECHARGE_TOPIC = 'billing.recharge';
 /** Consecutive failed auto-recharges after which auto-recharge pauses. */
@@ -28,7 +29,10 @@ export function billingState(ctx: AppContext): State {
   let state = states.get(ctx.config);
   if (!state) {
     const { billing } = ctx.config;
-    state = { prices: loadPriceList(billing.pricesFile ?? DEFAULT_PRICES_FILE, billing.currency), provider: localProvider(ctx.config) };
+    state = {
+      prices: loadPriceList(billing.pricesFile ?? DEFAULT_PRICES_FILE, billing.currency),
+      provider: billing.paymentProvider === 'stripe' ? stripeProvider(ctx.config) : localProvider(ctx.config),
+    };
     states.set(ctx.config, state);
   }
   return state;
@@ -399,6 +403,24 @@ export async function completeCheckout(ctx: AppContext, provider: string, eventI
     }
     return checkout;
   });
+}
+
+/**
+ * A webhook delivery of the payment provider: verified (400 when the signature is wrong), then
+ * each paid checkout it reports is completed once. 404 when the provider sends no webhooks.
+ */
+export async function handleWebhook(ctx: AppContext, provider: string, rawBody: Buffer, signature: string | undefined): Promise<number> {
+  const state = billingState(ctx);
+  if (state.provider.name !== provider || !state.provider.parseWebhook) throw notFound('Webhook endpoint');
+  let paid;
+  try {
+    paid = await state.provider.parseWebhook(rawBody, signature);
+  } catch (error) {
+    if ((error as { type?: string }).type === 'StripeSignatureVerificationError') throw badRequest(`The webhook signature does not verify: ${(error as Error).message}`);
+    throw error;
+  }
+  for (const event of paid) await completeCheckout(ctx, provider, event.eventId, event.checkoutId, event.card);
+  return paid.length;
 }
 
 export async function cancelCheckout(db: Db, checkoutId: string): Promise<CheckoutRow | undefined> {
