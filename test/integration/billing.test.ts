@@ -10,9 +10,11 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
+import { sql } from 'drizzle-orm';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { adjust, priceUsage, reverse, verifyLedger, type CallUsage } from '../../src/modules/billing/service.ts';
+import { rowsOf } from '../../src/platform/jobs/outbox.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/llm-upstream.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import { eventually } from '../support/webhooks.ts';
@@ -246,11 +248,9 @@ forEachEngine('billing', (engine) => {
       // This test card pays the checkout; later charges are declined.
       await post(checkout.body.checkout_url, { action: 'confirm', card: '4000000000000341' });
       await call(service, 'POST', `${base(t)}/recharge`, { token: t.apiKey, json: { enabled: true, amount: 10, threshold: 5 } });
-      const failed = (n: number) => eventually(async () => {
-        const rows = (await service.ctx.db.execute(`select count(*)::int as n from billing_recharges where project_id = '${t.projectId}' and status = 'failed'` as never)) as unknown;
-        const list = Array.isArray(rows) ? rows : (rows as { rows: { n: number }[] }).rows;
-        return Number(list[0]!.n) === n;
-      });
+      const attempts = async (status?: string) => rowsOf<{ n: number }>(await service.ctx.db.execute(sql`
+        select count(*)::int as n from billing_recharges where project_id = ${t.projectId}::uuid and (${status ?? null}::text is null or status = ${status ?? null}::text)`))[0]!.n;
+      const failed = (n: number) => eventually(async () => await attempts('failed') === n);
       await failed(1);
       await adjust(service.ctx, t.projectId, -1n, 'again1', 'spend');
       await failed(2);
@@ -261,7 +261,7 @@ forEachEngine('billing', (engine) => {
       assert.match(balance.auto_recharge_paused_reason, /3 auto-recharges failed in a row; the last: The card was declined/);
       await adjust(service.ctx, t.projectId, -1n, 'again3', 'spend');
       await new Promise((resolve) => setTimeout(resolve, 300));
-      assert.equal(Number((await service.ctx.db.execute(`select count(*)::int as n from billing_recharges where project_id = '${t.projectId}'` as never) as any).rows?.[0]?.n ?? (await service.ctx.db.execute(`select count(*)::int as n from billing_recharges where project_id = '${t.projectId}'` as never) as any)[0].n), 3, 'paused: no more attempts');
+      assert.equal(await attempts(), 3, 'paused: no more attempts');
       assert.equal(balance.balance, 1 - 0.000002);
     });
 
