@@ -6,7 +6,11 @@ import { TEST_CARDS } from './payments.ts';
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-export const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/** The page's policy: no script; the form may post here and be redirected to the checkout's own success and cancel URLs. */
+export function pageCsp(checkout: Pick<CheckoutRow, 'success_url' | 'cancel_url'>): string {
+  const origins = [...new Set([checkout.success_url, checkout.cancel_url].map((u) => new URL(u).origin))].join(' ');
+  return `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${origins}; frame-ancestors 'none'; base-uri 'none'`;
+}
 
 export function checkoutPage(checkout: CheckoutRow, currency: string, message?: string): string {
   const what = checkout.kind === 'credits'

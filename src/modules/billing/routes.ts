@@ -8,7 +8,7 @@ import { notFound } from '../../platform/http/errors.ts';
 import type { Api } from '../../platform/http/module.ts';
 import { ProjectParams } from '../../platform/http/schemas.ts';
 import { pricingView } from './prices.ts';
-import { checkoutPage, PAGE_CSP } from './page.ts';
+import { checkoutPage, pageCsp } from './page.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -86,7 +86,7 @@ export async function billingRoutes(app: Api, ctx: AppContext): Promise<void> {
   }, async (request, reply) => {
     const checkout = await service.findCheckout(ctx.db, request.params.checkout_id);
     if (!checkout || checkout.provider !== 'local') throw notFound('Checkout');
-    return sendPage(reply, 200, checkoutPage(checkout, ctx.config.billing.currency));
+    return sendPage(reply, 200, checkoutPage(checkout, ctx.config.billing.currency), pageCsp(checkout));
   });
 
   app.post('/billing/checkout/:checkout_id', {
@@ -100,12 +100,12 @@ export async function billingRoutes(app: Api, ctx: AppContext): Promise<void> {
       return checkout!.status === 'completed' ? reply.redirect(found.success_url, 303) : reply.redirect(found.cancel_url, 303);
     }
     const { checkout, declined } = await service.confirmLocalCheckout(ctx, found.id, request.body.card ?? '');
-    if (declined) return sendPage(reply, 402, checkoutPage(checkout!, ctx.config.billing.currency, declined));
+    if (declined) return sendPage(reply, 402, checkoutPage(checkout!, ctx.config.billing.currency, declined), pageCsp(found));
     return checkout!.status === 'completed' ? reply.redirect(found.success_url, 303) : reply.redirect(found.cancel_url, 303);
   });
 }
 
-function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
-  return reply.status(status).header('cache-control', 'no-store').header('content-security-policy', PAGE_CSP)
+function sendPage(reply: FastifyReply, status: number, html: string, csp: string): FastifyReply {
+  return reply.status(status).header('cache-control', 'no-store').header('content-security-policy', csp)
     .header('x-frame-options', 'DENY').header('referrer-policy', 'no-referrer').type('text/html; charset=utf-8').send(html);
 }
