@@ -431,7 +431,7 @@ export async function cancelCheckout(db: Db, checkoutId: string): Promise<Checko
 /** The local provider's page: confirm with a test card (declined cards save nothing and credit nothing). */
 export async function confirmLocalCheckout(ctx: AppContext, checkoutId: string, cardNumber: string): Promise<{ checkout: CheckoutRow | undefined; declined?: string }> {
   const card = TEST_CARDS[cardNumber.replace(/\s+/g, '')];
-  if (!card) return { checkout: await findCheckout(ctx.db, checkoutId), declined: 'Unknown test card: use one of the numbers listed' };
+  if (!card) throw badRequest(`card must be one of the local provider's test card numbers: ${Object.keys(TEST_CARDS).join(', ')}`);
   if (card.declined === 'always') return { checkout: await findCheckout(ctx.db, checkoutId), declined: 'The card was declined (test card)' };
   const checkout = await completeCheckout(ctx, 'local', `checkout:${checkoutId}`, checkoutId, { ref: cardNumber.replace(/\s+/g, ''), label: card.label });
   return { checkout };
