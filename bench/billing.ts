@@ -28,7 +28,7 @@ export async function run(context: BenchContext): Promise<object> {
       insert into jobs (topic, key, payload, run_at)
       select 'billing.price', 'bench:' || i, jsonb_build_object('project_id', ${projectId}::text, 'call', jsonb_build_object(
         'request_id', gen_random_uuid(), 'provider', 'openai', 'endpoint', '/v1/chat/completions',
-        'model', (${sql.array(MODELS)}::text[])[1 + i % ${MODELS.length}], 'usage_source', 'provider',
+        'model', (string_to_array(${MODELS.join(',')}, ','))[1 + i % ${MODELS.length}], 'usage_source', 'provider',
         'usage', jsonb_build_object('input_tokens', 800 + i % 400, 'cached_input_tokens', 100, 'cache_write_tokens', 0, 'output_tokens', 200 + i % 100, 'reasoning_tokens', 0),
         'user', null, 'annotations', '{}'::jsonb, 'started_at', ${startedAt}::text)), now()
       from generate_series(1, ${INGEST}) i`;
@@ -57,7 +57,7 @@ export async function run(context: BenchContext): Promise<object> {
         round(${perCell} * case t when 'input' then 1000 when 'output' then 250 else 1 end)::bigint,
         round(${perCell} * case t when 'input' then 2500 when 'output' then 2500 else 0 end)::bigint,
         round(${perCell})::bigint
-      from generate_series(0, ${hours - 1}) h, unnest(${sql.array(MODELS)}::text[]) m, generate_series(1, ${USERS}) u, unnest(array['input', 'output', 'request']) t`;
+      from generate_series(0, ${hours - 1}) h, unnest(string_to_array(${MODELS.join(',')}, ',')) m, generate_series(1, ${USERS}) u, unnest(array['input', 'output', 'request']) t`;
     await sql`analyze billing_usage_rollup`;
     const [{ rows }] = await sql<{ rows: number }[]>`select count(*)::int as rows from billing_usage_rollup where project_id = ${projectId}::uuid`;
     const query = `start=${monthStart.toISOString()}&end=${monthEnd.toISOString()}&interval=day&report=model`;
