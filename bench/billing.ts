@@ -54,9 +54,9 @@ export async function run(context: BenchContext): Promise<object> {
     await sql`
       insert into billing_usage_rollup (project_id, hour, provider, model, usage_type, user_key, room, quantity, cost_micros, requests)
       select ${projectId}::uuid, ${monthStart.toISOString()}::timestamptz + make_interval(hours => h), 'openai', m, t, 'user-' || u, '',
-        round(${perCell} * case t when 'input' then 1000 when 'output' then 250 else 1 end)::bigint,
-        round(${perCell} * case t when 'input' then 2500 when 'output' then 2500 else 0 end)::bigint,
-        round(${perCell})::bigint
+        round(${perCell}::float8 * case t when 'input' then 1000 when 'output' then 250 else 1 end)::bigint,
+        round(${perCell}::float8 * case t when 'input' then 2500 when 'output' then 2500 else 0 end)::bigint,
+        round(${perCell}::float8)::bigint
       from generate_series(0, ${hours - 1}) h, unnest(string_to_array(${MODELS.join(',')}, ',')) m, generate_series(1, ${USERS}) u, unnest(array['input', 'output', 'request']) t`;
     await sql`analyze billing_usage_rollup`;
     const [{ rows }] = await sql<{ rows: number }[]>`select count(*)::int as rows from billing_usage_rollup where project_id = ${projectId}::uuid`;
