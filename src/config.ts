@@ -18,6 +18,7 @@ const RESOURCES = 'Project resources';
 const ROOM_SERVERS = 'Room servers, sessions and scheduled tasks';
 const FEEDS = 'Feeds';
 const LLM = 'LLM proxy';
+const BILLING = 'Billing and payments';
 
 const SIGNIN_WINDOW_MINUTES = 15;
 const embedded = (get: (env: string) => unknown) => get('DATABASE_URL') === undefined;
@@ -282,6 +283,45 @@ export const SETTINGS = {
     maxBodyBytes: setting({
       env: 'ATRIUM_LLM_MAX_BODY_BYTES', group: LLM, kind: integer(1024, 999_999_999, { unit: 'bytes' }), default: '33554432',
       description: 'Largest request body the proxy forwards (413 beyond); the default is 32 MiB.',
+    }),
+  },
+  billing: {
+    currency: setting({
+      env: 'ATRIUM_BILLING_CURRENCY', group: BILLING, kind: text('a three-letter currency code', /^[A-Z]{3}$/, 3), default: 'USD',
+      description: 'The one currency of wallets, prices and payments. Amounts are kept as integers in millionths of it.',
+    }),
+    pricesFile: setting({
+      env: 'ATRIUM_BILLING_PRICES_FILE', group: BILLING, kind: text('a file path', /^[^\0]+$/, 4096),
+      default: rule('unset: the shipped list prices (`src/modules/billing/prices.default.json`)', () => undefined),
+      description: 'A JSON price list (per provider, model and usage type, with effective dates, and the proxy surcharge rate) that replaces the shipped one: see docs/billing.md.',
+    }),
+    enforced: setting({
+      env: 'ATRIUM_BILLING_ENFORCED', group: BILLING, kind: boolean(), default: 'false',
+      description: 'Admit LLM proxy calls only while the project\'s balance, minus what its calls in flight reserved, is above zero (402 otherwise). Off by default, so a fresh server\'s proxy works before anyone buys credits; usage is priced and debited either way.',
+    }),
+    callReserve: setting({
+      env: 'ATRIUM_BILLING_CALL_RESERVE', group: BILLING, kind: integer(0, 999_999_999_999, { unit: 'micro-units' }), default: '10000',
+      description: 'Least a call reserves against the balance while it runs, in millionths of the currency (the default is 0.01); a call asking for more output (`max_tokens`) reserves its price.',
+    }),
+    paymentProvider: setting({
+      env: 'ATRIUM_PAYMENT_PROVIDER', group: BILLING, kind: oneOf(['local', 'stripe']), default: 'local',
+      description: '`local`: checkout pages on this server where a person confirms or cancels a test payment, and test cards (for development and trials; no money moves). `stripe`: Stripe Checkout, off-session charges for auto-recharge, and the webhook `/billing/stripe/webhook` (needs `ATRIUM_STRIPE_SECRET_KEY` and `ATRIUM_STRIPE_WEBHOOK_SECRET`).',
+    }),
+    subscriptionCredits: setting({
+      env: 'ATRIUM_BILLING_SUBSCRIPTION_CREDITS', group: BILLING, kind: integer(1, 1_000_000, { unit: 'currency units' }), default: '20',
+      description: 'What the subscription costs each month, granted as credits when it is paid.',
+    }),
+    stripeSecretKey: setting({
+      env: 'ATRIUM_STRIPE_SECRET_KEY', group: BILLING, kind: API_KEY, secret: secret.whole, default: rule('unset', () => undefined),
+      description: 'Stripe secret key (`sk_…` or a restricted `rk_…` key), with `ATRIUM_PAYMENT_PROVIDER=stripe`.',
+    }),
+    stripeWebhookSecret: setting({
+      env: 'ATRIUM_STRIPE_WEBHOOK_SECRET', group: BILLING, kind: API_KEY, secret: secret.whole, default: rule('unset', () => undefined),
+      description: 'Signing secret (`whsec_…`) of the Stripe webhook endpoint `{ATRIUM_PUBLIC_URL}/billing/stripe/webhook`.',
+    }),
+    stripeApiUrl: setting({
+      env: 'ATRIUM_STRIPE_API_URL', group: BILLING, kind: url(['http', 'https']), default: 'https://api.stripe.com',
+      description: 'Where the Stripe SDK sends API requests (an origin): Stripe itself, or a proxy or test double.',
     }),
   },
 };

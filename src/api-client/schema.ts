@@ -11787,6 +11787,640 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pricing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prices per provider, model and usage type (per million units), and the proxy surcharge
+         * @description No credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            currency: string;
+                            as_of: string | null;
+                            source: string | null;
+                            unit: string;
+                            llm_proxy_surcharge_rate: number;
+                            prices: {
+                                [key: string]: string | number | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/projects/{project_id}/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's balance and auto-recharge settings
+         * @description Requires: member.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The ledger's sum */
+                            balance: number;
+                            /** @description Held by LLM calls in flight */
+                            reserved: number;
+                            /** @description balance − reserved: what admission checks */
+                            available: number;
+                            currency: string;
+                            auto_recharge_enabled: boolean;
+                            /** @description Recharge when the balance falls below this */
+                            auto_recharge_threshold: number | null;
+                            /** @description How much each auto-recharge buys */
+                            auto_recharge_amount: number | null;
+                            /** @description Most auto-recharged in one calendar month (UTC); null: no cap */
+                            monthly_budget: number | null;
+                            auto_recharge_paused: boolean;
+                            /** @description Why auto-recharge is paused (failed charges) */
+                            auto_recharge_paused_reason: string | null;
+                            /** @description Auto-recharged so far this calendar month */
+                            auto_recharged_this_month: number;
+                            last_recharge: string | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/projects/{project_id}/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Ledger entries, newest first
+         * @description Requires: usage_reporter.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Most items returned */
+                    limit?: number;
+                    /** @description Items skipped */
+                    offset?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            transactions: {
+                                id: string;
+                                /** @description Positive: credit; negative: debit */
+                                amount: number;
+                                /** @description The balance after this entry */
+                                balance_after: number;
+                                /** @description credit_purchase, auto_recharge, subscription_grant, usage_debit, adjustment or reversal */
+                                type: string;
+                                reference: string | null;
+                                reference_type: string | null;
+                                /** @description The same as reference_type (the Dart SDK reads this name) */
+                                referenceType: string | null;
+                                description: string;
+                                created_at: string;
+                            }[];
+                            total: number;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/projects/{project_id}/recharge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set auto-recharge: enabled, amount, threshold, monthly_budget
+         * @description Requires: billing_manager.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        enabled: boolean;
+                        amount: number | string;
+                        threshold: number | string;
+                        monthly_budget?: (number | string) | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The ledger's sum */
+                            balance: number;
+                            /** @description Held by LLM calls in flight */
+                            reserved: number;
+                            /** @description balance − reserved: what admission checks */
+                            available: number;
+                            currency: string;
+                            auto_recharge_enabled: boolean;
+                            /** @description Recharge when the balance falls below this */
+                            auto_recharge_threshold: number | null;
+                            /** @description How much each auto-recharge buys */
+                            auto_recharge_amount: number | null;
+                            /** @description Most auto-recharged in one calendar month (UTC); null: no cap */
+                            monthly_budget: number | null;
+                            auto_recharge_paused: boolean;
+                            /** @description Why auto-recharge is paused (failed charges) */
+                            auto_recharge_paused_reason: string | null;
+                            /** @description Auto-recharged so far this calendar month */
+                            auto_recharged_this_month: number;
+                            last_recharge: string | null;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/projects/{project_id}/credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a checkout for credits
+         * @description Requires: billing_manager.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Where the payer goes after paying (absolute http(s) URL)
+                         * @example https://app.example.com/billing/done
+                         */
+                        success_url: string;
+                        /**
+                         * @description Where the payer goes after cancelling (absolute http(s) URL)
+                         * @example https://app.example.com/billing/done
+                         */
+                        cancel_url: string;
+                        /**
+                         * @description Credits to buy, in whole currency units
+                         * @default 1
+                         */
+                        quantity?: number;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            checkout_url: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/projects/{project_id}/subscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The project's subscription and saved payment method
+         * @description Requires: usage_reporter.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            subscription: {
+                                plan: string;
+                                status: string;
+                                monthly_credits: number;
+                                currency: string;
+                                provider: string;
+                                current_period_start: string | null;
+                                created_at: string | null;
+                            } | null;
+                            /** @description The saved card auto-recharge charges */
+                            payment_method: string | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Start a checkout for the monthly subscription
+         * @description Requires: billing_manager.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Where the payer goes after subscribing (absolute http(s) URL)
+                         * @example https://app.example.com/billing/done
+                         */
+                        success_url: string;
+                        /**
+                         * @description Where the payer goes after cancelling (absolute http(s) URL)
+                         * @example https://app.example.com/billing/done
+                         */
+                        cancel_url: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            checkout_url: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/projects/{project_id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage and cost per time bucket, grouped and filtered
+         * @description Requires: usage_reporter.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /**
+                     * @description ISO 8601; default: the start of this month (UTC)
+                     * @example 2026-01-01T00:00:00Z
+                     */
+                    start?: string;
+                    /**
+                     * @description ISO 8601, exclusive; default: now
+                     * @example 2026-01-08T00:00:00Z
+                     */
+                    end?: string;
+                    /** @description Bucket size, calendar-aligned in UTC (weeks start on Monday); default day */
+                    interval?: "hour" | "day" | "week" | "month";
+                    /** @description Group by: comma-separated model, provider, user, room, usage_type */
+                    report?: string;
+                    /** @description Only these user ids (comma-separated) */
+                    users?: string;
+                    /** @description Only this room (the `room` annotation of the calls) */
+                    room?: string;
+                    /** @description Only this provider */
+                    provider?: string;
+                    /** @description Only this model */
+                    model?: string;
+                    /** @description Only this usage type: input, cached_input, cache_write, output, reasoning, request, llm_proxy_surcharge */
+                    usage_type?: string;
+                    /** @description Accepted for SDK compatibility; not used for filtering */
+                    annotations?: string;
+                    /** @description Accepted for SDK compatibility; not used for filtering */
+                    client?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            usage: {
+                                start: string;
+                                end: string;
+                                model?: string | null;
+                                provider?: string | null;
+                                user?: string | null;
+                                room?: string | null;
+                                usage_type?: string | null;
+                                requests: number;
+                                /** @description Units by usage type (tokens; calls for `request`) */
+                                quantities: {
+                                    [key: string]: number;
+                                };
+                                /** @description Cost by usage type */
+                                costs: {
+                                    [key: string]: number;
+                                };
+                                cost: number;
+                                /** @description The same as cost */
+                                total: number;
+                            }[];
+                            currency: string;
+                            interval: string;
+                            start: string;
+                            end: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/billing/stripe/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe webhook events (verified with the Stripe-Signature header)
+         * @description No credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    "stripe-signature"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            /** @description A Stripe event, as Stripe sent it */
+            requestBody: {
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            received: boolean;
+                            processed: number;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/billing/checkout/{checkout_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The local test checkout page
+         * @description No credential.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    checkout_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description An HTML page */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Confirm or cancel a local test checkout
+         * @description No credential.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    checkout_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        action: "confirm" | "cancel";
+                        card?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Redirect to the success or cancel URL */
+                303: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description An HTML page */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/setup/check": {
         parameters: {
             query?: never;

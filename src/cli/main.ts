@@ -16,6 +16,7 @@ const commands: Record<string, Command> = {
   whoami: async (args) => (await import('./login.ts')).whoamiCommand(args),
   logout: async (args) => (await import('./login.ts')).logoutCommand(args),
   token: async (args) => (await import('./login.ts')).tokenCommand(args),
+  billing: async (args) => (await import('./billing.ts')).billingCommand(args),
   ...Object.fromEntries(GROUPS.filter((g) => g.name !== 'webhooks').map((g) => [g.name, (args: string[]) => runGroup(g, args)])),
   help: async () => {
     process.stdout.write(`${USAGE}\n`);

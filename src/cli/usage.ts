@@ -12,6 +12,8 @@ Commands:
   webhooks listen           Receive webhooks locally; print each verified event as a JSON line
       [--port 8080] [--host 127.0.0.1] [--secret S | env ATRIUM_WEBHOOK_SECRET] [--no-verify] [--path /webhook]
   keys rotate               Add a signing key; every instance signs with it within ATRIUM_KEY_REFRESH_SECONDS
+  billing verify            Check that every project's wallet equals its ledger's sum (exit 1 if not)
+      [--project ID] [--json]
   login                     Sign in through the browser (loopback redirect, PKCE)
       [--server URL] [--no-browser] [--port N: the loopback listener's port, default any free one]
       [--device: with a device code, for machines without a browser]
@@ -21,7 +23,7 @@ Commands:
 ${GROUP_LINES}
   help                      Show this help
 
-serve and bootstrap take their settings from the environment (PORT, HOST, DATABASE_URL,
+serve, bootstrap, keys and billing take their settings from the environment (PORT, HOST, DATABASE_URL,
 ATRIUM_DATA_DIR, ATRIUM_PUBLIC_URL…): every one, with its default, is in the Settings section of
 README.md. The other commands talk to --server, else ATRIUM_URL, else the one server you are signed
 in to, else ATRIUM_PUBLIC_URL, else http://localhost:8000, and keep tokens in

@@ -4,6 +4,7 @@ import type { Module } from '../platform/http/module.ts';
 import { oauthModule } from '../oauth/index.ts';
 import { agentsModule } from './agents/index.ts';
 import { apiKeysModule } from './api-keys/index.ts';
+import { billingModule } from './billing/index.ts';
 import { externalOAuthModule } from './external-oauth/index.ts';
 import { feedsModule } from './feeds/index.ts';
 import { llmLoggersModule } from './llm-loggers/index.ts';
@@ -56,5 +57,6 @@ export const modules: readonly Module[] = [
   feedsModule,
   llmProxyModule,
   llmLoggersModule,
+  billingModule,
   setupModule,
 ];

@@ -3,9 +3,9 @@
 // code}}` with the catalogue code as `code`; Anthropic `{"type": "error", "error": {type, message}}`.
 import type { ErrorRenderer } from '../../platform/http/errors.ts';
 
-const OPENAI_TYPES: Record<number, string> = { 401: 'authentication_error', 403: 'permission_error', 429: 'rate_limit_error' };
+const OPENAI_TYPES: Record<number, string> = { 401: 'authentication_error', 402: 'insufficient_quota', 403: 'permission_error', 429: 'rate_limit_error' };
 const ANTHROPIC_TYPES: Record<number, string> = {
-  400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error', 413: 'request_too_large', 429: 'rate_limit_error',
+  400: 'invalid_request_error', 401: 'authentication_error', 402: 'billing_error', 403: 'permission_error', 404: 'not_found_error', 413: 'request_too_large', 429: 'rate_limit_error',
 };
 
 export const openaiError: ErrorRenderer = (error, _request, reply) => {

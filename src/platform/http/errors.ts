@@ -33,6 +33,7 @@ export const ERROR_CATALOGUE = {
   payload_too_large: { status: 413, message: '{detail}', meaning: 'A body beyond the route\'s limit (1 MiB for JSON; ATRIUM_MAX_UPLOAD_BYTES for uploads).' },
   uri_too_long: { status: 414, message: 'A path parameter is longer than {max} characters', meaning: 'A path segment beyond the router\'s limit.' },
   unsupported_media_type: { status: 415, message: '{detail}', meaning: 'A body whose Content-Type the endpoint does not accept.' },
+  insufficient_balance: { status: 402, message: 'The project\'s balance is used up: add credits or turn on auto-recharge', meaning: 'An LLM proxy call of a project whose balance, minus what its calls in flight reserved, is at or below zero, when `ATRIUM_BILLING_ENFORCED` is on. Answered in the provider\'s own error shape with `x-should-retry: false`.' },
   rate_limited: { status: 429, message: 'Too many requests; try again in {seconds} s', meaning: 'A rate limit was reached. `Retry-After` says how many seconds to wait.' },
   llm_provider_unavailable: { status: 404, message: 'This server does not proxy {provider}: its operator has configured no API key for it', meaning: 'An LLM proxy route of a provider the operator has not set up (`ATRIUM_OPENAI_API_KEY`, `ATRIUM_ANTHROPIC_API_KEY`). Answered in the provider\'s own error shape.' },
   upstream_unavailable: { status: 502, message: '{detail}', meaning: 'The LLM provider could not be reached, or failed before it answered.' },

@@ -1,0 +1,28 @@
+// `atrium billing verify`: proves that every project's wallet equals its ledger's sum (and its
+// reserved amount the sum of its reservations). Exit 0 when the books hold, 1 with the differences.
+import { parseArgs } from 'node:util';
+import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
+import { loadConfig } from '../config.ts';
+import { openContext } from '../main.ts';
+import { verifyLedger } from '../modules/billing/service.ts';
+
+export async function billingCommand(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub !== 'verify') {
+    process.stderr.write('Usage: atrium billing verify [--project ID] [--json]\n');
+    return 2;
+  }
+  const { values } = parseArgs({ args: rest, options: { project: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true });
+  const log = pino({ level: 'warn' }, pino.destination(2)) as unknown as FastifyBaseLogger;
+  const ctx = await openContext(loadConfig(), log);
+  try {
+    const mismatches = [...await verifyLedger(ctx.db, values.project)];
+    if (values.json) process.stdout.write(`${JSON.stringify({ ok: mismatches.length === 0, mismatches })}\n`);
+    else if (mismatches.length === 0) process.stdout.write('ok: every wallet equals its ledger\n');
+    else for (const m of mismatches) process.stdout.write(`project ${m.project_id}: wallet ${m.wallet} ≠ ledger ${m.ledger} (micro-units); reserved ${m.reserved}, reservations ${m.reservations}\n`);
+    return mismatches.length === 0 ? 0 : 1;
+  } finally {
+    await ctx.database.close();
+  }
+}

@@ -1,0 +1,23 @@
+// Billing and usage: a prepaid wallet per project with an append-only ledger, prices for LLM proxy
+// calls, admission against the balance, auto-recharge, checkouts (local test provider), and usage
+// reports from an hourly rollup. docs/billing.md.
+import type { Module } from '../../platform/http/module.ts';
+import { billingRoutes } from './routes.ts';
+import { priceHandler, rechargeHandler, reservationSweep, usageFanout } from './usage.ts';
+
+export const billingModule: Module = {
+  name: 'billing',
+  routes: billingRoutes,
+  jobs: (ctx) => [priceHandler(ctx), rechargeHandler(ctx)],
+  schedules: (ctx) => [reservationSweep(ctx)],
+  eventConsumers: () => [usageFanout],
+  fixtures: [{
+    provides: ['checkout_id'],
+    async create(client) {
+      const { checkout_url } = await client.request<{ checkout_url: string }>('POST', `/accounts/projects/${client.projectId}/credits`, {
+        json: { success_url: 'https://app.example.com/ok', cancel_url: 'https://app.example.com/cancel', quantity: 5 },
+      });
+      return { checkout_id: checkout_url.split('/').at(-1)! };
+    },
+  }],
+};

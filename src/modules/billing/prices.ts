@@ -1,0 +1,161 @@
+// The price list: per provider, model (exact, or a prefix ending in `*`) and usage type, with
+// effective dates, loaded from a JSON file the operator can replace (ATRIUM_BILLING_PRICES_FILE;
+// the shipped default lists public list prices as of a date), plus the LLM proxy surcharge rate.
+// Prices are per million units, held as integer micros per million.
+import { readFileSync } from 'node:fs';
+import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
+import { costOf, fromMicros, toMicros } from './money.ts';
+
+export const USAGE_TYPES = ['input', 'cached_input', 'cache_write', 'output', 'reasoning', 'request'] as const;
+export type UsageType = (typeof USAGE_TYPES)[number];
+/** The usage type of the surcharge on top of priced usage. */
+export const SURCHARGE = 'llm_proxy_surcharge';
+
+const Decimal = Type.Union([Type.String({ pattern: '^\\d{1,12}(\\.\\d{1,6})?$' }), Type.Number({ minimum: 0 })]);
+const Day = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}(T[0-9:.]+Z)?$' });
+const PriceEntry = Type.Object({
+  provider: Type.String({ minLength: 1, maxLength: 100 }),
+  model: Type.String({ minLength: 1, maxLength: 256 }),
+  effective_from: Type.Optional(Day),
+  effective_to: Type.Optional(Day),
+  ...Object.fromEntries(USAGE_TYPES.map((t) => [t, Type.Optional(Decimal)])),
+});
+const PriceFileSchema = Type.Object({
+  currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })),
+  as_of: Type.Optional(Type.String()),
+  source: Type.Optional(Type.String()),
+  unit: Type.Optional(Type.String()),
+  llm_proxy_surcharge_rate: Type.Optional(Decimal),
+  prices: Type.Array(PriceEntry, { maxItems: 100_000 }),
+});
+type PriceFile = Static<typeof PriceFileSchema>;
+
+export interface Price {
+  provider: string;
+  model: string;
+  from: number;
+  to: number;
+  /** Micros per million units, by usage type. */
+  perMillion: Partial<Record<UsageType, bigint>>;
+}
+
+export interface PriceList {
+  currency: string;
+  asOf: string | undefined;
+  source: string | undefined;
+  /** Surcharge in parts per million of the priced cost. */
+  surchargePpm: bigint;
+  prices: Price[];
+}
+
+export const DEFAULT_PRICES_FILE = new URL('./prices.default.json', import.meta.url);
+
+/** Reads and checks a price file; throws with what is wrong (at boot, so a bad file stops the start). */
+export function loadPriceList(path: string | URL, currency: string): PriceList {
+  let file: PriceFile;
+  try {
+    file = JSON.parse(readFileSync(path, 'utf8')) as PriceFile;
+  } catch (error) {
+    throw new Error(`The price file ${String(path)} cannot be read: ${(error as Error).message}`);
+  }
+  const problem = Value.Errors(PriceFileSchema, file)[0];
+  if (problem) throw new Error(`The price file ${String(path)} is invalid at ${problem.instancePath || '/'}: ${problem.message}`);
+  if (file.currency && file.currency !== currency) throw new Error(`The price file ${String(path)} is in ${file.currency}, but ATRIUM_BILLING_CURRENCY is ${currency}`);
+  const prices = file.prices.map((entry): Price => {
+    const perMillion: Price['perMillion'] = {};
+    for (const type of USAGE_TYPES) {
+      const value = (entry as Record<string, string | number | undefined>)[type];
+      if (value !== undefined) perMillion[type] = toMicros(value)!;
+    }
+    return {
+      provider: entry.provider,
+      model: entry.model,
+      from: entry.effective_from ? Date.parse(entry.effective_from) : -Infinity,
+      to: entry.effective_to ? Date.parse(entry.effective_to) : Infinity,
+      perMillion,
+    };
+  });
+  const rate = toMicros(file.llm_proxy_surcharge_rate ?? 0)!;
+  return { currency, asOf: file.as_of, source: file.source, surchargePpm: rate, prices };
+}
+
+/** The price of a model at a time: an exact name beats the longest matching `prefix*`. */
+export function priceOf(list: PriceList, provider: string, model: string | null, at: number): Price | undefined {
+  if (!model) return undefined;
+  let best: Price | undefined;
+  let bestScore = -1;
+  for (const price of list.prices) {
+    if (price.provider !== provider || at < price.from || at >= price.to) continue;
+    const score = price.model === model ? Infinity : price.model.endsWith('*') && model.startsWith(price.model.slice(0, -1)) ? price.model.length : -1;
+    if (score > bestScore || (score === bestScore && best && price.from > best.from)) {
+      best = price;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+export interface Quantities {
+  input_tokens: number;
+  cached_input_tokens: number;
+  cache_write_tokens: number;
+  output_tokens: number;
+  reasoning_tokens: number;
+}
+
+export interface PricedLine {
+  usageType: UsageType | typeof SURCHARGE;
+  quantity: bigint;
+  costMicros: bigint;
+}
+
+/**
+ * The lines of one call: quantity and cost per usage type. Output tokens include reasoning; with a
+ * reasoning price, reasoning tokens are priced at it and the rest of the output at the output
+ * price, otherwise all output at the output price. Unpriced types cost 0. The surcharge is a line
+ * of its own.
+ */
+export function priceCall(list: PriceList, price: Price | undefined, usage: Quantities, metered: boolean): PricedLine[] {
+  const reasoning = BigInt(Math.min(usage.reasoning_tokens, usage.output_tokens));
+  const quantities: Record<UsageType, bigint> = {
+    input: BigInt(usage.input_tokens),
+    cached_input: BigInt(usage.cached_input_tokens),
+    cache_write: BigInt(usage.cache_write_tokens),
+    output: BigInt(usage.output_tokens) - reasoning,
+    reasoning,
+    request: metered ? 1n : 0n,
+  };
+  const per = price?.perMillion ?? {};
+  const lines: PricedLine[] = [];
+  let total = 0n;
+  for (const type of USAGE_TYPES) {
+    const quantity = quantities[type];
+    if (quantity === 0n) continue;
+    const rate = type === 'reasoning' ? per.reasoning ?? per.output : per[type];
+    const costMicros = rate === undefined ? 0n : costOf(quantity, rate);
+    total += costMicros;
+    lines.push({ usageType: type, quantity, costMicros });
+  }
+  const surcharge = (total * list.surchargePpm + 500_000n) / 1_000_000n;
+  if (surcharge > 0n) lines.push({ usageType: SURCHARGE, quantity: 0n, costMicros: surcharge });
+  return lines;
+}
+
+/** The price list as `GET /pricing` shows it (decimal numbers per million units). */
+export function pricingView(list: PriceList) {
+  return {
+    currency: list.currency,
+    as_of: list.asOf ?? null,
+    source: list.source ?? null,
+    unit: 'per 1,000,000 units (tokens; requests for `request`)',
+    llm_proxy_surcharge_rate: fromMicros(list.surchargePpm),
+    prices: list.prices.map((p) => ({
+      provider: p.provider,
+      model: p.model,
+      effective_from: Number.isFinite(p.from) ? new Date(p.from).toISOString() : null,
+      effective_to: Number.isFinite(p.to) ? new Date(p.to).toISOString() : null,
+      ...Object.fromEntries(Object.entries(p.perMillion).map(([type, micros]) => [type, fromMicros(micros)])),
+    })),
+  };
+}

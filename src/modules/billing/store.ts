@@ -1,0 +1,204 @@
+// Billing's SQL. The ledger is append-only; every write to it updates the wallet in the same
+// transaction (callers pass a transaction). Every query is keyed by the project id. Amounts travel
+// as text and are cast to bigint, so no float ever touches them.
+import { randomUUID } from 'node:crypto';
+import { sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../../platform/db/engine.ts';
+import { rowsOf } from '../../platform/jobs/outbox.ts';
+
+const big = (value: bigint) => sql`${value.toString()}::bigint`;
+async function rows<T>(db: Db, query: SQL): Promise<T[]> {
+  return rowsOf<T>(await db.execute(query));
+}
+
+export type EntryType = 'credit_purchase' | 'auto_recharge' | 'subscription_grant' | 'usage_debit' | 'adjustment' | 'reversal';
+
+export interface NewEntry {
+  projectId: string;
+  type: EntryType;
+  amountMicros: bigint;
+  idempotencyKey: string;
+  reference?: string | null;
+  referenceType?: string | null;
+  description: string;
+  reversesEntryId?: string | null;
+}
+
+export interface EntryRow {
+  id: string;
+  entry_type: string;
+  amount_micros: string;
+  balance_after_micros: string;
+  reference: string | null;
+  reference_type: string | null;
+  description: string;
+  created_at: string | Date;
+}
+
+/**
+ * Appends an entry and moves the wallet by its amount, once per (project, idempotency key): a
+ * replay changes nothing and returns undefined. The wallet row is locked first, so balances after
+ * each entry are exact under concurrency.
+ */
+export async function postEntry(tx: Db, entry: NewEntry): Promise<{ id: string; balanceMicros: bigint } | undefined> {
+  const [wallet] = await rows<{ balance: string }>(tx, sql`
+    insert into billing_wallets (project_id) values (${entry.projectId}::uuid)
+    on conflict (project_id) do update set updated_at = now()
+    returning balance_micros::text as balance`);
+  const after = BigInt(wallet!.balance) + entry.amountMicros;
+  const id = randomUUID();
+  const [posted] = await rows<{ id: string }>(tx, sql`
+    with entry as (
+      insert into billing_ledger (id, project_id, entry_type, amount_micros, balance_after_micros, idempotency_key, reference, reference_type, description, reverses_entry_id)
+      values (${id}::uuid, ${entry.projectId}::uuid, ${entry.type}, ${big(entry.amountMicros)}, ${big(after)}, ${entry.idempotencyKey},
+        ${entry.reference ?? null}, ${entry.referenceType ?? null}, ${entry.description}, ${entry.reversesEntryId ?? null}::uuid)
+      on conflict (project_id, idempotency_key) do nothing
+      returning id, amount_micros
+    )
+    update billing_wallets w set balance_micros = w.balance_micros + entry.amount_micros, updated_at = now()
+    from entry where w.project_id = ${entry.projectId}::uuid
+    returning entry.id::text as id`);
+  return posted ? { id: posted.id, balanceMicros: after } : undefined;
+}
+
+export async function findEntry(db: Db, projectId: string, id: string): Promise<(EntryRow & { idempotency_key: string }) | undefined> {
+  const [row] = await rows<EntryRow & { idempotency_key: string }>(db, sql`
+    select id::text, entry_type, amount_micros::text, balance_after_micros::text, reference, reference_type, description, created_at, idempotency_key
+    from billing_ledger where project_id = ${projectId}::uuid and id = ${id}::uuid`);
+  return row;
+}
+
+export async function listEntries(db: Db, projectId: string, limit: number, offset: number): Promise<{ items: EntryRow[]; total: number }> {
+  const items = await rows<EntryRow & { total: string }>(db, sql`
+    select id::text, entry_type, amount_micros::text, balance_after_micros::text, reference, reference_type, description, created_at, count(*) over () as total
+    from billing_ledger where project_id = ${projectId}::uuid order by seq desc limit ${limit} offset ${offset}`);
+  const total = items[0] ? Number(items[0].total) : Number((await rows<{ n: string }>(db, sql`select count(*) as n from billing_ledger where project_id = ${projectId}::uuid`))[0]!.n);
+  return { items, total };
+}
+
+export interface WalletRow {
+  balance: bigint;
+  reserved: bigint;
+}
+
+export async function wallet(db: Db, projectId: string): Promise<WalletRow> {
+  const [row] = await rows<{ balance: string; reserved: string }>(db, sql`
+    select balance_micros::text as balance, reserved_micros::text as reserved from billing_wallets where project_id = ${projectId}::uuid`);
+  return { balance: BigInt(row?.balance ?? 0), reserved: BigInt(row?.reserved ?? 0) };
+}
+
+/** Projects whose wallet differs from their ledger's sum, or whose reservations differ from their rows (should be none). */
+export async function ledgerMismatches(db: Db, projectId?: string): Promise<{ project_id: string; wallet: string; ledger: string; reserved: string; reservations: string }[]> {
+  return rows(db, sql`
+    select w.project_id::text, w.balance_micros::text as wallet, coalesce(l.total, 0)::text as ledger,
+      w.reserved_micros::text as reserved, coalesce(r.total, 0)::text as reservations
+    from billing_wallets w
+    left join (select project_id, sum(amount_micros) as total from billing_ledger group by project_id) l on l.project_id = w.project_id
+    left join (select project_id, sum(amount_micros) as total from billing_reservations group by project_id) r on r.project_id = w.project_id
+    where (${projectId ?? null}::uuid is null or w.project_id = ${projectId ?? null}::uuid)
+      and (w.balance_micros <> coalesce(l.total, 0) or w.reserved_micros <> coalesce(r.total, 0))
+    union all
+    select l.project_id::text, '0', sum(l.amount_micros)::text, '0', '0' from billing_ledger l
+    where not exists (select 1 from billing_wallets w where w.project_id = l.project_id)
+      and (${projectId ?? null}::uuid is null or l.project_id = ${projectId ?? null}::uuid)
+    group by l.project_id`);
+}
+
+/**
+ * Admission: reserves `amount` for a call when the balance minus what is already reserved is
+ * above zero, in one statement (the row lock serialises concurrent admissions of a project).
+ */
+export async function reserve(db: Db, projectId: string, requestId: string, amountMicros: bigint): Promise<boolean> {
+  const reserved = await rows<{ request_id: string }>(db, sql`
+    with w as (
+      update billing_wallets set reserved_micros = reserved_micros + ${big(amountMicros)}
+      where project_id = ${projectId}::uuid and balance_micros - reserved_micros > 0
+      returning project_id
+    )
+    insert into billing_reservations (request_id, project_id, amount_micros)
+    select ${requestId}::uuid, project_id, ${big(amountMicros)} from w
+    returning request_id`);
+  return reserved.length > 0;
+}
+
+/** Releases a call's reservation (nothing when it has none, or it was released already). */
+export async function release(tx: Db, requestId: string): Promise<void> {
+  await tx.execute(sql`
+    with r as (delete from billing_reservations where request_id = ${requestId}::uuid returning project_id, amount_micros)
+    update billing_wallets w set reserved_micros = w.reserved_micros - r.amount_micros from r where w.project_id = r.project_id`);
+}
+
+/** Releases reservations older than `seconds` (calls whose record never came). */
+export async function releaseStale(db: Db, seconds: number): Promise<number> {
+  const released = await rows<{ n: string }>(db, sql`
+    with r as (delete from billing_reservations where created_at < now() - make_interval(secs => ${seconds}) returning project_id, amount_micros),
+    s as (select project_id, sum(amount_micros) as total, count(*) as n from r group by project_id),
+    u as (update billing_wallets w set reserved_micros = w.reserved_micros - s.total from s where w.project_id = s.project_id returning 1)
+    select coalesce(sum(n), 0)::text as n from s`);
+  return Number(released[0]?.n ?? 0);
+}
+
+export interface RollupLine {
+  hour: Date;
+  provider: string;
+  model: string;
+  usageType: string;
+  userKey: string;
+  room: string;
+  quantity: bigint;
+  costMicros: bigint;
+}
+
+/** Adds priced lines to the hourly rollup. */
+export async function addToRollup(tx: Db, projectId: string, lines: readonly RollupLine[]): Promise<void> {
+  if (lines.length === 0) return;
+  const values = sql.join(lines.map((l) => sql`(${projectId}::uuid, ${l.hour.toISOString()}::timestamptz, ${l.provider}, ${l.model}, ${l.usageType}, ${l.userKey}, ${l.room}, ${big(l.quantity)}, ${big(l.costMicros)}, 1)`), sql`, `);
+  await tx.execute(sql`
+    insert into billing_usage_rollup (project_id, hour, provider, model, usage_type, user_key, room, quantity, cost_micros, requests)
+    values ${values}
+    on conflict (project_id, hour, provider, model, usage_type, user_key, room) do update set
+      quantity = billing_usage_rollup.quantity + excluded.quantity,
+      cost_micros = billing_usage_rollup.cost_micros + excluded.cost_micros,
+      requests = billing_usage_rollup.requests + excluded.requests`);
+}
+
+export const REPORT_DIMENSIONS = { model: 'model', provider: 'provider', user: 'user_key', room: 'room', usage_type: 'usage_type' } as const;
+export type Dimension = keyof typeof REPORT_DIMENSIONS;
+
+export interface UsageQuery {
+  start: Date;
+  end: Date;
+  interval: 'hour' | 'day' | 'week' | 'month';
+  report: readonly Dimension[];
+  users?: readonly string[] | undefined;
+  room?: string | undefined;
+  provider?: string | undefined;
+  model?: string | undefined;
+  usageType?: string | undefined;
+}
+
+export interface UsageRow {
+  bucket: string | Date;
+  usage_type: string;
+  quantity: string;
+  cost: string;
+  requests: string;
+  [dimension: string]: unknown;
+}
+
+/** The rollup summed per bucket, requested dimension and usage type. */
+export async function usageReport(db: Db, projectId: string, query: UsageQuery): Promise<UsageRow[]> {
+  const dims = query.report.filter((d) => d !== 'usage_type').map((d) => sql.raw(`${REPORT_DIMENSIONS[d]} as "${d}"`));
+  const groups = query.report.filter((d) => d !== 'usage_type').map((d) => sql.raw(REPORT_DIMENSIONS[d]));
+  const filters: SQL[] = [sql`project_id = ${projectId}::uuid`, sql`hour >= ${query.start.toISOString()}::timestamptz`, sql`hour < ${query.end.toISOString()}::timestamptz`];
+  if (query.users?.length) filters.push(sql`user_key in (${sql.join(query.users.map((u) => sql`${u}`), sql`, `)})`);
+  if (query.room !== undefined) filters.push(sql`room = ${query.room}`);
+  if (query.provider !== undefined) filters.push(sql`provider = ${query.provider}`);
+  if (query.model !== undefined) filters.push(sql`model = ${query.model}`);
+  if (query.usageType !== undefined) filters.push(sql`usage_type = ${query.usageType}`);
+  return rows<UsageRow>(db, sql`
+    select date_trunc(${query.interval}, hour, 'UTC') as bucket, ${sql.join([...dims, sql`usage_type`], sql`, `)},
+      sum(quantity)::text as quantity, sum(cost_micros)::text as cost, sum(requests)::text as requests
+    from billing_usage_rollup where ${sql.join(filters, sql` and `)}
+    group by ${sql.join([sql`1`, ...groups, sql`usage_type`], sql`, `)}`);
+}

@@ -1,0 +1,146 @@
+// The Stripe payment provider on both engines, with the official `stripe` SDK talking to a fake
+// Stripe API on loopback (ATRIUM_STRIPE_API_URL; no network) and webhook events signed with the
+// SDK's own test-header helper: Checkout sessions as Stripe expects them, `checkout.session.completed`
+// crediting once however often (and under however many event ids) it arrives, a bad signature
+// refused, and auto-recharge charging the saved card off-session with its idempotency key — or
+// recording the decline.
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, afterEach, before, test } from 'node:test';
+import Stripe from 'stripe';
+import { sql } from 'drizzle-orm';
+import { rowsOf } from '../../src/platform/jobs/outbox.ts';
+import { verifyLedger } from '../../src/modules/billing/service.ts';
+import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
+import { eventually } from '../support/webhooks.ts';
+
+const WEBHOOK_SECRET = 'whsec_test_secret';
+
+interface StripeRequest { method: string; path: string; form: URLSearchParams; idempotencyKey: string | undefined }
+
+/** A fake of the few Stripe API calls the provider makes. */
+async function startFakeStripe() {
+  const requests: StripeRequest[] = [];
+  let n = 0;
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8').on('data', (c: string) => { body += c; }).on('end', () => {
+      const path = req.url!.split('?')[0]!;
+      const form = new URLSearchParams(body);
+      requests.push({ method: req.method!, path, form, idempotencyKey: req.headers['idempotency-key'] as string | undefined });
+      const send = (status: number, json: unknown) => res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${n}` }).end(JSON.stringify(json));
+      n += 1;
+      if (req.method === 'POST' && path === '/v1/checkout/sessions') {
+        return send(200, { id: `cs_test_${n}`, object: 'checkout.session', mode: form.get('mode'), status: 'open', url: `https://checkout.stripe.com/c/pay/cs_test_${n}` });
+      }
+      if (req.method === 'GET' && path.startsWith('/v1/payment_intents/')) {
+        const id = path.split('/').at(-1)!;
+        return send(200, { id, object: 'payment_intent', status: 'succeeded', customer: 'cus_1', payment_method: id === 'pi_declining' ? 'pm_card_chargeDeclined' : 'pm_card_visa' });
+      }
+      if (req.method === 'POST' && path === '/v1/payment_intents') {
+        if (form.get('payment_method') === 'pm_card_chargeDeclined') {
+          return send(402, { error: { type: 'card_error', code: 'card_declined', message: 'Your card was declined.', payment_intent: { id: `pi_declined_${n}` } } });
+        }
+        return send(200, { id: `pi_recharge_${n}`, object: 'payment_intent', status: 'succeeded', amount: Number(form.get('amount')) });
+      }
+      return send(404, { error: { type: 'invalid_request_error', message: `Unrecognized request URL (${req.method}: ${path})` } });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }) };
+}
+
+forEachEngine('billing with Stripe', (engine) => {
+  let fake: Awaited<ReturnType<typeof startFakeStripe>>;
+  let service: TestService;
+  const stripe = new Stripe('sk_test_unused');
+
+  before(async () => {
+    fake = await startFakeStripe();
+    service = await startTestService(engine, {
+      ATRIUM_PAYMENT_PROVIDER: 'stripe',
+      ATRIUM_STRIPE_SECRET_KEY: 'sk_test_atrium',
+      ATRIUM_STRIPE_WEBHOOK_SECRET: WEBHOOK_SECRET,
+      ATRIUM_STRIPE_API_URL: fake.url,
+    });
+  });
+  after(async () => {
+    await service?.stop();
+    await fake?.close();
+  });
+  afterEach(async () => assert.deepEqual([...await verifyLedger(service.ctx.db)], []));
+
+  const base = (t: Tenant) => `/accounts/projects/${t.projectId}`;
+  const balanceOf = async (t: Tenant) => (await call(service, 'GET', `${base(t)}/balance`, { token: t.apiKey })).body;
+  const deliver = (event: unknown, secret = WEBHOOK_SECRET) => {
+    const payload = JSON.stringify(event);
+    return call(service, 'POST', '/billing/stripe/webhook', { body: payload, headers: { 'content-type': 'application/json', 'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload, secret }) } });
+  };
+  const completed = (eventId: string, checkoutId: string, paymentIntent: string) => ({
+    id: eventId, object: 'event', type: 'checkout.session.completed', api_version: '2025-01-01', created: Math.floor(Date.now() / 1000),
+    data: { object: { id: 'cs_test_x', object: 'checkout.session', mode: 'payment', payment_status: 'paid', status: 'complete', payment_intent: paymentIntent, metadata: { atrium_checkout_id: checkoutId } } },
+  });
+  async function buyCredits(t: Tenant, quantity: number): Promise<string> {
+    const { status, body } = await call(service, 'POST', `${base(t)}/credits`, { token: t.apiKey, json: { success_url: 'https://app.example/ok', cancel_url: 'https://app.example/no', quantity } });
+    assert.equal(status, 200);
+    assert.match(body.checkout_url, /^https:\/\/checkout\.stripe\.com\/c\/pay\/cs_test_/);
+    const sent = fake.requests.findLast((r) => r.path === '/v1/checkout/sessions')!;
+    return sent.form.get('metadata[atrium_checkout_id]')!;
+  }
+
+  test('a credits checkout is a Stripe Checkout session; its completion credits once, however often it arrives', async () => {
+    const t = await createTenant(service, 'stripe');
+    const checkoutId = await buyCredits(t, 5);
+    const sent = fake.requests.findLast((r) => r.path === '/v1/checkout/sessions')!;
+    assert.equal(sent.form.get('mode'), 'payment');
+    assert.equal(sent.form.get('line_items[0][price_data][unit_amount]'), '500');
+    assert.equal(sent.form.get('line_items[0][price_data][currency]'), 'usd');
+    assert.equal(sent.form.get('payment_intent_data[setup_future_usage]'), 'off_session');
+    assert.equal(sent.form.get('success_url'), 'https://app.example/ok');
+    assert.equal(sent.idempotencyKey, `checkout:${checkoutId}`);
+
+    const bad = await deliver(completed('evt_bad', checkoutId, 'pi_1'), 'whsec_wrong');
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.error.message, /signature/);
+    assert.equal((await balanceOf(t)).balance, 0);
+
+    const event = completed('evt_1', checkoutId, 'pi_1');
+    const answers = await Promise.all([deliver(event), deliver(event), deliver(event)]);
+    for (const a of answers) assert.equal(a.status, 200, JSON.stringify(a.body));
+    // The same checkout under another event id (e.g. async_payment_succeeded after completed).
+    assert.equal((await deliver({ ...completed('evt_2', checkoutId, 'pi_1'), type: 'checkout.session.async_payment_succeeded' })).status, 200);
+    assert.equal((await balanceOf(t)).balance, 5);
+    const { body } = await call(service, 'GET', `${base(t)}/subscription`, { token: t.apiKey });
+    assert.equal(body.payment_method, 'Stripe payment method pm_card_visa');
+
+    // Auto-recharge charges the saved card off-session, once, with the recharge's idempotency key.
+    await call(service, 'POST', `${base(t)}/recharge`, { token: t.apiKey, json: { enabled: true, amount: 10, threshold: 8 } });
+    await eventually(async () => (await balanceOf(t)).balance === 15);
+    const charge = fake.requests.findLast((r) => r.path === '/v1/payment_intents' && r.method === 'POST')!;
+    assert.deepEqual([charge.form.get('amount'), charge.form.get('customer'), charge.form.get('payment_method'), charge.form.get('off_session'), charge.form.get('confirm')], ['1000', 'cus_1', 'pm_card_visa', 'true', 'true']);
+    assert.match(charge.idempotencyKey!, /^recharge:[0-9a-f-]{36}$/);
+  });
+
+  test('a declined off-session charge is recorded as a failure and credits nothing', async () => {
+    const t = await createTenant(service, 'stripe-declined');
+    const checkoutId = await buyCredits(t, 1);
+    assert.equal((await deliver(completed('evt_declining', checkoutId, 'pi_declining'))).status, 200);
+    assert.equal((await balanceOf(t)).balance, 1);
+    await call(service, 'POST', `${base(t)}/recharge`, { token: t.apiKey, json: { enabled: true, amount: 10, threshold: 5 } });
+    await eventually(async () => fake.requests.some((r) => r.path === '/v1/payment_intents' && r.form.get('payment_method') === 'pm_card_chargeDeclined'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const balance = await balanceOf(t);
+    assert.equal(balance.balance, 1);
+    assert.equal(balance.auto_recharged_this_month, 0);
+    const attempts = rowsOf<{ status: string; error: string }>(await service.ctx.db.execute(sql`select status, error from billing_recharges where project_id = ${t.projectId}::uuid`));
+    assert.deepEqual(attempts, [{ status: 'failed', error: 'Your card was declined.' }]);
+  });
+
+  test('an event of another type, or for no Atrium checkout, changes nothing', async () => {
+    const other = await deliver({ id: 'evt_other', object: 'event', type: 'customer.created', data: { object: { id: 'cus_2' } } });
+    assert.deepEqual([other.status, other.body.processed], [200, 0]);
+    const foreign = await deliver({ ...completed('evt_foreign', 'not-ours', 'pi_1'), data: { object: { id: 'cs_x', payment_status: 'paid', metadata: {} } } });
+    assert.deepEqual([foreign.status, foreign.body.processed], [200, 0]);
+  });
+});

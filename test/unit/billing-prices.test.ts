@@ -1,0 +1,80 @@
+// Money and prices without a database: decimal text to micro-units and back, rounding half up,
+// the price a model gets (exact name over the longest prefix, effective dates), a call's lines
+// (reasoning at the output price unless priced, the surcharge), the UTC calendar buckets, and a
+// price file that is wrong stopping the start with the reason.
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { costOf, fromMicros, toMicros } from '../../src/modules/billing/money.ts';
+import { DEFAULT_PRICES_FILE, loadPriceList, priceCall, priceOf } from '../../src/modules/billing/prices.ts';
+import { bucketStart, nextBucket } from '../../src/modules/billing/service.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'atrium-prices-unit-'));
+const file = (name: string, content: unknown) => {
+  const path = join(dir, name);
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+};
+
+test('decimal text ⇄ micro-units, exactly; rounding half up', () => {
+  assert.equal(toMicros('12.5'), 12_500_000n);
+  assert.equal(toMicros(0.1), 100_000n);
+  assert.equal(toMicros('0.000001'), 1n);
+  assert.equal(toMicros(1e-6), 1n);
+  assert.equal(toMicros('-3'), -3_000_000n);
+  assert.equal(toMicros('1.5000000'), 1_500_000n, 'trailing zeros beyond 6 decimals are fine');
+  for (const bad of ['0.0000001', '1e3', 'abc', '', '1.2.3', Number.NaN]) assert.equal(toMicros(bad as string), undefined, String(bad));
+  assert.equal(fromMicros(1_234_567n), 1.234567);
+  assert.equal(costOf(5n, 12_500_000n), 63n, '62.5 → 63');
+  assert.equal(costOf(1n, 150_000n), 0n, '0.15 → 0');
+  assert.equal(costOf(11n, 150_000n), 2n, '1.65 → 2');
+});
+
+test('the price of a model: exact name beats the longest prefix; effective dates choose the version', () => {
+  const list = loadPriceList(file('p.json', {
+    llm_proxy_surcharge_rate: 0.5,
+    prices: [
+      { provider: 'openai', model: 'gpt*', input: '1' },
+      { provider: 'openai', model: 'gpt-4o*', input: '2' },
+      { provider: 'openai', model: 'gpt-4o-mini', input: '3', effective_to: '2026-01-01' },
+      { provider: 'openai', model: 'gpt-4o-mini', input: '4', effective_from: '2026-01-01' },
+    ],
+  }), 'USD');
+  const input = (model: string, at: string) => priceOf(list, 'openai', model, Date.parse(at))?.perMillion.input;
+  assert.equal(input('gpt-3', '2025-06-01'), 1_000_000n);
+  assert.equal(input('gpt-4o-2024', '2025-06-01'), 2_000_000n);
+  assert.equal(input('gpt-4o-mini', '2025-12-31T23:59:59Z'), 3_000_000n);
+  assert.equal(input('gpt-4o-mini', '2026-01-01T00:00:00Z'), 4_000_000n);
+  assert.equal(priceOf(list, 'anthropic', 'gpt-4o', Date.now()), undefined);
+  assert.equal(priceOf(list, 'openai', null, Date.now()), undefined);
+
+  const lines = priceCall(list, { provider: 'openai', model: 'x', from: -Infinity, to: Infinity, perMillion: { input: 1_000_000n, output: 2_000_000n, reasoning: 5_000_000n } },
+    { input_tokens: 10, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: 7, reasoning_tokens: 3 }, true);
+  assert.deepEqual(lines.map((l) => [l.usageType, l.quantity, l.costMicros]), [
+    ['input', 10n, 10n], ['output', 4n, 8n], ['reasoning', 3n, 15n], ['request', 1n, 0n], ['llm_proxy_surcharge', 0n, 17n],
+  ]);
+});
+
+test('UTC calendar buckets: weeks start on Monday, months have their own lengths', () => {
+  const at = new Date('2026-03-04T15:30:00Z'); // a Wednesday
+  assert.equal(bucketStart(at, 'hour').toISOString(), '2026-03-04T15:00:00.000Z');
+  assert.equal(bucketStart(at, 'day').toISOString(), '2026-03-04T00:00:00.000Z');
+  assert.equal(bucketStart(at, 'week').toISOString(), '2026-03-02T00:00:00.000Z');
+  assert.equal(bucketStart(new Date('2026-03-08T23:00:00Z'), 'week').toISOString(), '2026-03-02T00:00:00.000Z', 'Sunday belongs to the week before');
+  assert.equal(bucketStart(at, 'month').toISOString(), '2026-03-01T00:00:00.000Z');
+  assert.equal(nextBucket(new Date('2026-02-01T00:00:00Z'), 'month').toISOString(), '2026-03-01T00:00:00.000Z');
+  assert.equal(nextBucket(new Date('2026-12-01T00:00:00Z'), 'month').toISOString(), '2027-01-01T00:00:00.000Z');
+});
+
+test('the shipped price file loads and says what its prices are; a wrong file stops with the reason', () => {
+  const shipped = loadPriceList(DEFAULT_PRICES_FILE, 'USD');
+  assert.match(shipped.source ?? '', /list prices/);
+  assert.match(shipped.asOf ?? '', /^\d{4}-\d{2}-\d{2}$/);
+  assert.equal(priceOf(shipped, 'anthropic', 'claude-sonnet-4-5-20250929', Date.now())?.perMillion.output, 15_000_000n);
+  assert.throws(() => loadPriceList(join(dir, 'missing.json'), 'USD'), /cannot be read/);
+  assert.throws(() => loadPriceList(file('bad.json', '{not json'), 'USD'), /cannot be read/);
+  assert.throws(() => loadPriceList(file('shape.json', { prices: [{ provider: 'openai', model: 'm', input: '-1' }] }), 'USD'), /invalid at \/prices\/0\/input/);
+  assert.throws(() => loadPriceList(file('eur.json', { currency: 'EUR', prices: [] }), 'USD'), /in EUR, but ATRIUM_BILLING_CURRENCY is USD/);
+});
