@@ -7,7 +7,8 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { resolve } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { SignJWT } from 'jose';
+import { jwtVerify, SignJWT } from 'jose';
+import { pythonJson, SIGNATURE_TTL_SECONDS, signatureHeader } from '../../src/modules/webhooks/body.ts';
 import { WebSocket } from 'ws';
 import {
   createWebhookReceiver,
@@ -445,4 +446,66 @@ test('the runnable example receives a signed event and echoes over a room.call w
   opened.ws.close();
   await proc.stdout(/call into room lobby with arguments \{"topic":"hi"\}/);
   assert.equal(await proc.stop(), 0);
+});
+
+// --- what mutation testing found untested (docs/architecture.md#mutation-testing) -----------------
+
+test('the header grammar: "Bearer", any case, spaces or tabs around the token, nothing else', async () => {
+  const body = Buffer.from(ROOM_STARTED, 'utf8');
+  const token = (await sign(body)).slice('Bearer '.length);
+  for (const header of [`bearer ${token}`, `Bearer  \t${token}`, `Bearer ${token} \t`]) await verifyWebhookSignature({ secret: SECRET, body, header });
+  const reasonOf = (header: string, previousHeader?: string) => verifyWebhookSignature({ secret: SECRET, body, header, previousHeader }).then(() => 'verified', (e: WebhookSignatureError) => e.reason);
+  for (const header of [`xBearer ${token}`, `Bearer ${token} extra`, `Bearer${token}`, `Bearer ${token}\u00a0`]) assert.equal(await reasonOf(header), 'malformed', header);
+  assert.equal(await reasonOf('', `Bearer ${token}`), 'verified', 'an empty current header leaves the previous one');
+  assert.equal(await verifyWebhookSignature({ secret: SECRET, body, header: '' }).then(() => 'verified', (e: WebhookSignatureError) => e.reason), 'missing', 'an empty header is a missing one');
+});
+
+test('secrets: empty ones are ignored, none at all is a programming error; bytes and text bodies agree', async () => {
+  const body = Buffer.from(ROOM_STARTED, 'utf8');
+  const header = await sign(body);
+  await verifyWebhookSignature({ secret: ['', SECRET], body, header });
+  await assert.rejects(verifyWebhookSignature({ secret: '', body, header }), TypeError);
+  await assert.rejects(verifyWebhookSignature({ secret: [], body, header }), TypeError);
+  await verifyWebhookSignature({ secret: SECRET, body: new Uint8Array(body), header });
+  await verifyWebhookSignature({ secret: SECRET, body: ROOM_STARTED, header });
+});
+
+test('expiry: the default tolerance is 30 s, a given one replaces it', async () => {
+  const body = Buffer.from(ROOM_STARTED, 'utf8');
+  const iat = Math.floor(Date.now() / 1000);
+  const header = await sign(body, { iat });
+  const at = (seconds: number) => (iat + seconds) * 1000;
+  await verifyWebhookSignature({ secret: SECRET, body, header, now: at(300 + 20) });
+  const late = await verifyWebhookSignature({ secret: SECRET, body, header, now: at(300 + 20), clockTolerance: 0 }).then(() => 'verified', (e: WebhookSignatureError) => e.reason);
+  assert.equal(late, 'expired');
+});
+
+test('failures keep the first reason: a malformed current header, a digest of another length, a token without exp', async () => {
+  const body = Buffer.from(ROOM_STARTED, 'utf8');
+  const reasonOf = (options: Partial<Parameters<typeof verifyWebhookSignature>[0]>) =>
+    verifyWebhookSignature({ secret: SECRET, body, header: undefined, ...options }).then(() => 'verified', (e: unknown) => (e instanceof WebhookSignatureError ? e.reason : `not a signature error: ${String(e)}`));
+  assert.equal(await reasonOf({ header: 'Basic abc' }), 'malformed');
+  assert.equal(await reasonOf({ header: 'Basic abc', previousHeader: await sign(body, { secret: 'other' }) }), 'malformed', 'the current header is reported first');
+  assert.equal(await reasonOf({ header: await sign(body, { sha256: 'abc' }) }), 'body_mismatch', 'a short digest is a mismatch, not a crash');
+  assert.equal(await reasonOf({ header: await sign(body, { exp: null }) }), 'malformed');
+  assert.equal(await reasonOf({ secret: [SECRET, 'wrong'], header: await sign(body, { iat: 1, exp: 2 }) }), 'expired', 'an expired token is not retried as a bad signature under the next secret');
+});
+
+test("the sender's signature header verifies with jose alone and with the helper: HS256, exp = iat + 300", async () => {
+  const body = Buffer.from(pythonJson({ event: 'room.started', data: { room_name: 'é' } }), 'utf8');
+  const iat = Math.floor(Date.now() / 1000);
+  const header = signatureHeader(SECRET, body, iat);
+  const { payload, protectedHeader } = await jwtVerify(header.slice('Bearer '.length), new TextEncoder().encode(SECRET), { algorithms: ['HS256'] });
+  assert.deepEqual(protectedHeader, { alg: 'HS256', typ: 'JWT' });
+  assert.deepEqual(payload, { sha256: createHash('sha256').update(body).digest('hex'), iat, exp: iat + SIGNATURE_TTL_SECONDS });
+  assert.equal(SIGNATURE_TTL_SECONDS, 300);
+  await verifyWebhookSignature({ secret: SECRET, body, header });
+});
+
+test('the body encoder: top-level null and undefined, non-finite numbers, and values JSON cannot hold', () => {
+  assert.equal(pythonJson(undefined), 'null');
+  assert.equal(pythonJson(null), 'null');
+  assert.equal(pythonJson([Number.NaN, Number.POSITIVE_INFINITY, -Number.POSITIVE_INFINITY]), '[null, null, null]');
+  assert.throws(() => pythonJson(() => 1), TypeError);
+  assert.throws(() => pythonJson({ big: 1n }), TypeError);
 });
