@@ -9,10 +9,11 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { sql } from 'drizzle-orm';
+import postgres from 'postgres';
 import { openDatabase } from '../../src/platform/db/engine.ts';
 import { rowsOf } from '../../src/platform/jobs/outbox.ts';
 import { forEachEngine, isolatedDatabase } from '../support/service.ts';
-import { atriumCommand, childEnv, spawnAtrium, startReceiver, type AtriumChild } from '../support/webhooks.ts';
+import { atriumCommand, childEnv, eventually, spawnAtrium, startReceiver, type AtriumChild } from '../support/webhooks.ts';
 
 const SUBSCRIPTIONS = 6;
 
@@ -24,6 +25,7 @@ forEachEngine('feed delivery survives SIGKILL', (engine) => {
     const env = { ...childEnv(engine, dataDir, database), ATRIUM_FEEDS_FLUSH_SECONDS: '1', ATRIUM_FEEDS_FLUSH_MESSAGES: '20', ATRIUM_JOBS_LEASE_SECONDS: '3' };
     const boot = JSON.parse(atriumCommand(['bootstrap', '--email', `feeds-crash-${randomUUID()}@example.test`, '--password', 'correct horse battery staple', '--project', 'crash', '--json'], env)) as { project_id: string; api_key: string };
     const receiver = await startReceiver();
+    const watcher = engine === 'postgres' ? postgres(database.env.DATABASE_URL!, { max: 1, onnotice: () => {} }) : undefined;
     let server: AtriumChild = await spawnAtrium(env);
     const api = async (method: string, path: string, body?: unknown) => {
       const response = await fetch(`${server.url}${path}`, {
@@ -70,6 +72,9 @@ forEachEngine('feed delivery survives SIGKILL', (engine) => {
         });
         const announced = receiver.received.length;
         await receiver.waitFor((all) => all.length >= announced + 30, 60_000);
+        // On PostgreSQL a write takes milliseconds: watch for a reserved batch and kill at once.
+        // (PGlite belongs to the server process; its writes are slow enough to be hit anyway.)
+        if (watcher) await eventually(async () => (await watcher`select 1 from feed_subscriptions where pending_to_seq is not null limit 1`).length > 0, 30_000, 2).catch(() => undefined);
         await server.kill('SIGKILL');
         stop = true;
         await Promise.all(loops);
@@ -115,6 +120,7 @@ forEachEngine('feed delivery survives SIGKILL', (engine) => {
       assert.ok(left > 0, 'batches were being written when the server died in one of five kills (otherwise this test proves little)');
       process.stdout.write(`# [${engine}] accepted ${acknowledged.size}, unanswered at the kill ${unanswered.size}, batches in flight at the kill ${left}, ${files.size} files, each message once per subscription\n`);
     } finally {
+      await watcher?.end({ timeout: 5 });
       await server.kill('SIGTERM');
       await receiver.close();
       await database.drop();
