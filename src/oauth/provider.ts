@@ -77,6 +77,7 @@ export function oauthIssuer(config: Pick<AppContext['config'], 'publicUrl'>): { 
 export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise<OAuthServer> {
   const { issuer, apiAudience } = oauthIssuer(ctx.config);
   const secure = issuer.startsWith('https:');
+  const ownOrigin = new URL(issuer).origin;
   const cookiePrefix = secure ? '__Secure-' : '';
   const clientScopes = (client: Client) => new Set((client.scope ?? '').split(' ').filter(Boolean));
 
@@ -128,8 +129,9 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
       claim_types_supported: ['normal'],
     },
     // The same rule as Atrium's own browser-callable endpoints (src/platform/http/cors.ts).
+    // Atrium's own pages (the console) call from the issuer's origin: same-origin, never cross-site.
     clientBasedCORS: (_ctx: unknown, origin: string, client: Client) =>
-      origin !== 'null' && (ctx.config.corsOrigins.includes(origin) || clientOrigins(client).includes(origin)),
+      origin !== 'null' && (origin === ownOrigin || ctx.config.corsOrigins.includes(origin) || clientOrigins(client).includes(origin)),
     async findAccount(_ctx: unknown, sub: string): Promise<Account | undefined> {
       if (!isUuid(sub)) return undefined;
       const user = await findUserById(ctx.db, sub);

@@ -78,7 +78,7 @@ forEachEngine('official SDK', (engine) => {
     await rejectsWithStatus(asOther.getProject(tenant.projectId), 404);
 
     const added = await asUser.addUserToProject(tenant.projectId, other.userId, { isDeveloper: true, canCreateRooms: true });
-    assert.deepEqual(added, { ok: true });
+    assert.deepEqual(added, { ok: true, status: 'added', user_id: other.userId }, 'the SDK hands back the answer as sent: ok, and what happened');
 
     const page = await asUser.getUsersInProjectPage(tenant.projectId, { count: 10, offset: 0 });
     assert.equal(page.total, 2);
