@@ -35,7 +35,7 @@ forEachEngine('project users', (engine) => {
     const u = await createUserWithToken(service, 'alice');
     const added = await call(service, 'POST', users(t), { token: t.apiKey, json: { user_id: u.userId, roles: ['developer', 'llm_proxy_user'] } });
     assert.equal(added.status, 200);
-    assert.deepEqual(added.body, { ok: true });
+    assert.deepEqual(added.body, { ok: true, status: 'added', user_id: u.userId });
     const m = await memberOf(t, u.userId);
     assert.ok(m);
     assert.equal(m.email, u.email);
@@ -224,7 +224,7 @@ forEachEngine('project users', (engine) => {
     const cases: [unknown, RegExp][] = [
       ['{"user_id"', /JSON/i],
       ['[]', /object/],
-      [{}, /user_id is required/],
+      [{}, /give either user_id or email/],
       [{ user_id: 'nope' }, /user_id/],
       [{ user_id: 42 }, /user_id/],
       [{ user_id: u.userId, roles: 'admin' }, /roles/],
