@@ -155,7 +155,7 @@ describe('CLI credentials', () => {
     assert.equal(store.get(fake.url), undefined);
 
     store.save(fake.url, tokens({ expires_at: now() - 1, refresh_token: undefined }));
-    await assert.rejects(accessTokenFor(fake.url, store), /expired; run `atrium login`/);
+    await assert.rejects(accessTokenFor(fake.url, store), /expired\. Run: npx atrium login --server /);
     await assert.rejects(accessTokenFor('http://127.0.0.1:9', store), /Not signed in/);
   });
 

@@ -149,7 +149,7 @@ test('the development mailbox is refused on an address that serves the network',
 });
 
 test('the redacted summary shows every effective setting as written, and no secret', () => {
-  const secrets = ['db-password-1', 'smtp-password-1', 'upstream-secret-1', 'sk-openai-1', 'sk-ant-1', KEY];
+  const secrets = ['db-password-1', 'smtp-password-1', 'upstream-secret-1', 'sk-openai-1', 'sk-ant-1', 'sk_test_stripe1', 'whsec_stripe1', KEY];
   const summary = describeConfig(loadConfig({
     DATABASE_URL: 'postgres://atrium:db-password-1@db.internal:5432/atrium',
     ATRIUM_SMTP_URL: 'smtps://mailer:smtp-password-1@mail.example.com:465',
@@ -161,6 +161,9 @@ test('the redacted summary shows every effective setting as written, and no secr
     ATRIUM_ANTHROPIC_API_KEY: 'sk-ant-1',
     ATRIUM_S3_BUCKET: 'atrium-files',
     ATRIUM_S3_ENDPOINT: 'https://minio.internal:9000',
+    ATRIUM_BILLING_PRICES_FILE: '/etc/atrium/prices.json',
+    ATRIUM_STRIPE_SECRET_KEY: 'sk_test_stripe1',
+    ATRIUM_STRIPE_WEBHOOK_SECRET: 'whsec_stripe1',
   }));
   const text = JSON.stringify(summary);
   for (const value of secrets) assert.ok(!text.includes(value), `${value} is not shown`);

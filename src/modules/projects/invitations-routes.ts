@@ -97,8 +97,9 @@ function form(token: string, accountExists: boolean): string {
   return `<form method="post" action="/signin/invitation/form"><input type="hidden" name="token" value="${escape(token)}">${fields}<button type="submit">Join the project</button></form>`;
 }
 
+/** A page in the sign-in pages' family (same footer), small enough to need no script or assets. */
 function page(title: string, body: string): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${escape(title)} · Atrium</title>
 <style>body{font-family:system-ui,sans-serif;margin:4rem auto;max-width:28rem;padding:0 1rem;line-height:1.5}label{display:block;margin:.75rem 0}input{display:block;width:100%;padding:.5rem;box-sizing:border-box}button{margin-top:1rem;padding:.6rem 1.2rem}@media (prefers-color-scheme:dark){body{background:#111;color:#eee}}</style></head>
-<body><h1>${escape(title)}</h1>${body}</body></html>`;
+<body><h1>${escape(title)}</h1>${body}<footer>Sign-in secured by Atrium</footer></body></html>`;
 }
