@@ -134,7 +134,7 @@ forEachEngine('billing with Stripe', (engine) => {
     assert.equal(balance.balance, 1);
     assert.equal(balance.auto_recharged_this_month, 0);
     const attempts = rowsOf<{ status: string; error: string }>(await service.ctx.db.execute(sql`select status, error from billing_recharges where project_id = ${t.projectId}::uuid`));
-    assert.deepEqual(attempts, [{ status: 'failed', error: 'Your card was declined.' }]);
+    assert.deepEqual([...attempts], [{ status: 'failed', error: 'Your card was declined.' }]);
   });
 
   test('an event of another type, or for no Atrium checkout, changes nothing', async () => {
