@@ -81,6 +81,8 @@ export interface Scenario {
   bodyFor?: (n: number) => string;
   /** The server's pid: its CPU time per request is measured (Linux /proc), less noisy than req/s. */
   pid?: number | undefined;
+  /** Concurrent connections for this scenario (default: the run's), e.g. 1 for one user's latency. */
+  connections?: number | undefined;
 }
 
 export interface ScenarioResult {
@@ -284,7 +286,9 @@ export async function startAtrium(pgUrl: string | undefined, engine: Engine, env
       childEnv,
     );
     const tenant = JSON.parse(printed.trim()) as Tenant;
-    const child = spawnChild([process.execPath, cli, 'serve'], childEnv);
+    // BENCH_CPU_PROF_DIR: each Atrium server writes a V8 CPU profile there when it stops (.cpuprofile).
+    const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
+    const child = spawnChild([process.execPath, ...profile, cli, 'serve'], childEnv);
     await waitReady(child, `${url}/readyz`, `atrium serve (${engine})`);
     return {
       engine,
@@ -430,7 +434,7 @@ function autocannonRequest(target: Target, counter: { n: number }): AutocannonRe
 
 async function slice(settings: MeasureSettings, target: Target, request: AutocannonRequest, seconds: number, into?: Accumulator): Promise<void> {
   const cpuBefore = cpuSeconds(target.scenario.pid);
-  const run = autocannon({ url: target.url, connections: settings.connections, duration: seconds, requests: [request] });
+  const run = autocannon({ url: target.url, connections: target.scenario.connections ?? settings.connections, duration: seconds, requests: [request] });
   if (into) run.on('response', (_client, _status, _bytes, responseTime) => into.record(responseTime));
   const result = await run;
   const cpuAfter = cpuSeconds(target.scenario.pid);

@@ -8,6 +8,7 @@
 // BENCH_DURATION/5 s, so outside load hits them alike), BENCH_ENGINES (default "postgres,pglite").
 // Optional scenario modules: bench/oauth.ts, bench/webhooks.ts, bench/room-servers.ts, bench/services.ts,
 // bench/llm-proxy.ts, bench/feeds.ts, bench/billing.ts (see bench/lib.ts). BENCH_ONLY=core,feeds,… runs only those parts.
+// BENCH_CPU_PROF_DIR=dir makes every Atrium server the bench starts write a V8 CPU profile there when it stops.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -47,6 +48,8 @@ interface EngineResult {
 
 interface Report {
   date: string;
+  /** When the core scenarios were measured (an earlier run's, when BENCH_ONLY left them out). */
+  coreDate: string;
   machine: { nproc: number; cpu: string; memoryGiB: number; node: string; os: string; postgres: string | undefined };
   settings: MeasureSettings;
   engines: EngineResult[];
@@ -167,12 +170,16 @@ function resultsBlock(report: Report): string {
   const m = report.machine;
   const lines = [
     START,
-    `## Results of the last run (${report.date})`,
+    `## Results (last run ${report.date})`,
+    '',
+    'A run limited by `BENCH_ONLY` keeps the earlier figures of the parts it left out; each part says when it was measured.',
     '',
     `Machine: ${m.nproc} CPUs (nproc; ${m.cpu}), ${m.memoryGiB} GiB RAM, ${m.os}, Node ${m.node}${m.postgres ? `, PostgreSQL ${m.postgres}` : ''}. ` +
       `${report.settings.connections} connections; per scenario ${report.settings.warmup} s warm-up, then ${report.settings.duration} s measured ` +
       `in ${report.settings.rounds} slices taken in turns with the other scenarios of the engine. ` +
       'Load generator, servers and database share these CPUs.',
+    '',
+    `Core scenarios, measured ${report.coreDate}:`,
     '',
     markdownTable(report.engines.flatMap((e) => e.scenarios.map((sc) => ({ ...sc, engine: e.engine })))),
     '',
@@ -184,6 +191,8 @@ function resultsBlock(report: Report): string {
   for (const name of EXTRA_MODULES) {
     const extra = report.extras[name];
     lines.push('', `### ${EXTRA_TITLES[name]} (bench/${name}.ts)`, '');
+    const measuredAt = (extra as { date?: unknown } | undefined)?.date;
+    if (typeof measuredAt === 'string') lines.push(`Measured ${measuredAt}.`, '');
     if (extra && typeof extra === 'object' && 'skipped' in extra) lines.push(`Not run: ${(extra as { skipped: string }).skipped}.`);
     else if (extra && typeof extra === 'object' && 'error' in extra) lines.push(`Failed: ${(extra as { error: string }).error.split('\n')[0]} (stack in bench/results/latest.json).`);
     else if (isScenarioResults(extra)) {
@@ -205,6 +214,17 @@ function updateDocs(report: Report): string {
   text = start >= 0 && end > start ? text.slice(0, start) + block + text.slice(end + END.length) : `${text.trimEnd()}\n\n${block}\n`;
   writeFileSync(file, text);
   return file;
+}
+
+/** The last run's report, whose figures a BENCH_ONLY run keeps for the parts it leaves out. */
+function previousReport(): Report | undefined {
+  const file = join(repoRoot, 'bench', 'results', 'latest.json');
+  if (!existsSync(file)) return undefined;
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as Report;
+  } catch {
+    return undefined;
+  }
 }
 
 async function postgresVersion(url: string): Promise<string | undefined> {
@@ -241,9 +261,13 @@ async function main(): Promise<void> {
   }
   const engines = wanted.filter((e): e is Engine => e === 'pglite' || (e === 'postgres' && pg !== undefined));
 
+  const date = new Date().toISOString();
+  const previous = previousReport();
   try {
     const results: EngineResult[] = [];
     if (wantedPart('core')) for (const engine of engines) results.push(await benchEngine(settings, pg?.url, engine));
+    const keptCore = !wantedPart('core') && previous ? previous : undefined;
+    if (keptCore) results.push(...keptCore.engines);
 
     const context: BenchContext = {
       pgUrl: pg?.url,
@@ -258,7 +282,7 @@ async function main(): Promise<void> {
     for (const name of EXTRA_MODULES) {
       const file = join(repoRoot, 'bench', `${name}.ts`);
       if (!wantedPart(name)) {
-        extras[name] = { skipped: 'not in BENCH_ONLY' };
+        extras[name] = previous?.extras[name] ?? { skipped: 'not in BENCH_ONLY' };
         continue;
       }
       if (!existsSync(file)) {
@@ -270,7 +294,7 @@ async function main(): Promise<void> {
       try {
         const mod = (await import(pathToFileURL(file).href)) as { run?: (c: BenchContext) => Promise<object> };
         if (typeof mod.run !== 'function') throw new Error(`bench/${name}.ts does not export run(context)`);
-        extras[name] = await mod.run(context);
+        extras[name] = { ...await mod.run(context), date };
       } catch (error) {
         extras[name] = { error: (error as Error).stack ?? String(error) };
         log(`bench/${name}.ts failed: ${(error as Error).message}`);
@@ -279,7 +303,8 @@ async function main(): Promise<void> {
 
     const read = results.find((r) => r.engine === 'postgres')?.scenarios.find((s) => s.name === 'GET room (authenticated)');
     const report: Report = {
-      date: new Date().toISOString(),
+      date,
+      coreDate: keptCore ? keptCore.coreDate ?? keptCore.date : date,
       machine: {
         nproc: availableParallelism(),
         cpu: cpus()[0]?.model ?? 'unknown',

@@ -178,8 +178,8 @@ export const SETTINGS = {
       env: 'ATRIUM_JOBS_POLL_MS', group: JOBS, kind: integer(0, 999_999, { unit: 'milliseconds' }), default: '1000',
       description: 'How often an idle worker looks for due jobs it was not woken for, such as retries.',
     }),
-    batchSize: setting({ env: 'ATRIUM_JOBS_BATCH_SIZE', group: JOBS, kind: integer(1, 9999), default: '100', description: 'Most jobs claimed per query.' }),
-    concurrency: setting({ env: 'ATRIUM_JOBS_CONCURRENCY', group: JOBS, kind: integer(1, 99_999), default: '200', description: 'Most jobs (deliveries) running at once per instance.' }),
+    batchSize: setting({ env: 'ATRIUM_JOBS_BATCH_SIZE', group: JOBS, kind: integer(1, 9999), default: '500', description: 'Most jobs claimed per query.' }),
+    concurrency: setting({ env: 'ATRIUM_JOBS_CONCURRENCY', group: JOBS, kind: integer(1, 99_999), default: '1000', description: 'Most jobs (deliveries) running at once per instance.' }),
     poolSize: setting({
       env: 'ATRIUM_JOBS_POOL_SIZE', group: JOBS, kind: integer(1, 99), default: '4',
       description: 'PostgreSQL connections of their own for background work, so it never waits behind request traffic.',

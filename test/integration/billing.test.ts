@@ -13,7 +13,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { adjust, priceUsage, reverse, verifyLedger, type CallUsage } from '../../src/modules/billing/service.ts';
+import { adjust, priceUsage, priceUsages, reverse, verifyLedger, type CallUsage } from '../../src/modules/billing/service.ts';
 import { rowsOf } from '../../src/platform/jobs/outbox.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/llm-upstream.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
@@ -337,6 +337,9 @@ forEachEngine('billing', (engine) => {
       assert.equal(days[0].end, '2026-01-06T00:00:00.000Z');
       assert.equal(days[0].costs.llm_proxy_surcharge, 0.5);
 
+      const partDay = await get('start=2026-01-05T11:00:00Z&end=2026-01-06T00:00:00Z&interval=day&report=model');
+      assert.deepEqual(partDay.map((r) => [r.model, r.cost]), [['model-a', 2.2]], 'a range from mid-day counts from its first hour (the hourly rollup), not the whole day');
+
       const weeks = await get('start=2026-01-01T00:00:00Z&end=2026-01-19T00:00:00Z&interval=week');
       assert.deepEqual(weeks.map((r) => [r.start.slice(0, 10), r.end.slice(0, 10), r.cost]), [
         ['2025-12-29', '2026-01-05', 0], ['2026-01-05', '2026-01-12', 8.8], ['2026-01-12', '2026-01-19', 2.2],
@@ -350,6 +353,30 @@ forEachEngine('billing', (engine) => {
       assert.deepEqual(hour10.map((r) => [r.usage_type, r.cost]).sort(), [['input', 1], ['llm_proxy_surcharge', 0.3], ['output', 2], ['request', 0]]);
       assert.equal(filtered.length, 24 * 4, 'every hour of the day, for each usage type seen');
       assert.deepEqual((await get('start=2026-01-05T00:00:00Z&end=2026-01-07T00:00:00Z&model=nothing')).map((r) => r.cost), [0, 0], 'no rows: one empty row per bucket');
+    });
+
+    test('priced together (as a settlement prices its jobs) or one by one: the same ledger and report; a duplicate in the batch counts once', async () => {
+      const [alone, together, other] = [await createTenant(service, 'alone'), await createTenant(service, 'together'), await createTenant(service, 'other')];
+      const usage = (n: number, model: string, at: string, input: number, output: number): CallUsage => ({
+        request_id: uuid(n), provider: 'openai', endpoint: '/v1/chat/completions', model, usage_source: 'provider',
+        usage: { input_tokens: input, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: output, reasoning_tokens: 0 }, user: null, annotations: {}, started_at: at,
+      });
+      const calls = [usage(101, 'model-a', '2026-02-02T10:00:00Z', 1, 1), usage(102, 'model-a', '2026-02-02T10:30:00Z', 2, 0), usage(103, 'model-b-1', '2026-02-03T00:00:00Z', 1, 0)];
+      for (const c of calls) await service.ctx.db.transaction((tx) => priceUsage(service.ctx, tx, alone.projectId, c));
+      // The same calls under other request ids for two projects, interleaved, one of them twice.
+      const renumbered = (c: CallUsage, offset: number) => ({ ...c, request_id: uuid(Number(c.request_id.slice(-12)) + offset) });
+      const batch = calls.flatMap((c) => [{ projectId: together.projectId, call: renumbered(c, 100) }, { projectId: other.projectId, call: renumbered(c, 200) }]);
+      const debited = await service.ctx.db.transaction((tx) => priceUsages(service.ctx, tx, [...batch, batch[0]!]));
+      assert.equal(debited.size, 6);
+      assert.equal((await service.ctx.db.transaction((tx) => priceUsages(service.ctx, tx, batch))).size, 0, 'a replayed batch changes nothing');
+
+      const ledger = async (t: Tenant) => (await transactionsOf(t)).map((e) => [e.amount, e.description]);
+      assert.deepEqual(await ledger(together), await ledger(alone));
+      assert.deepEqual(await ledger(other), await ledger(alone));
+      assert.equal((await balanceOf(together)).balance, (await balanceOf(alone)).balance);
+      const report = async (t: Tenant) => (await call(service, 'GET', `${base(t)}/usage?start=2026-02-01T00:00:00Z&end=2026-02-05T00:00:00Z&interval=day&report=model`, { token: t.apiKey })).body.usage;
+      assert.deepEqual(await report(together), await report(alone));
+      assert.deepEqual(await report(other), await report(alone));
     });
   });
 });

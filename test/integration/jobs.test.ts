@@ -12,7 +12,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { openDatabase, type Database } from '../../src/platform/db/engine.ts';
 import { migrate } from '../../src/platform/db/migrate.ts';
 import { claimJobs, enqueue, enqueueWithSql, jobsTable, rowsOf, settleJobs, type ClaimedJob, type JobSettlement } from '../../src/platform/jobs/outbox.ts';
-import { JobWorker, type JobHandler, type JobResult, type JobWorkerOptions } from '../../src/platform/jobs/worker.ts';
+import { JobWorker, recordTogether, type JobHandler, type JobResult, type JobWorkerOptions, type RecordWriter } from '../../src/platform/jobs/worker.ts';
 import { FakeClock } from '../support/clock.ts';
 import { forEachEngine, isolatedDatabase } from '../support/service.ts';
 import { sleep } from '../support/webhooks.ts';
@@ -90,6 +90,27 @@ forEachEngine('jobs outbox', (engine) => {
     assert.equal(await w.drain(), 1);
     assert.deepEqual(attempts, [1, 2, 3]);
     assert.deepEqual(await jobsOf(t), []);
+  });
+
+  test('records written together: one write per settlement for the items of its jobs; a failing item is retried alone', async () => {
+    const t = topic();
+    const clock = new FakeClock();
+    const writes: number[][] = [];
+    const writer: RecordWriter<number> = {
+      async write(tx, items) {
+        writes.push([...items]);
+        if (items.includes(3)) throw new Error('item 3 cannot be written');
+        await tx.execute(sql`select 1`);
+      },
+    };
+    const w = worker([{ topic: t, run: async (job) => ({ recordTogether: recordTogether(writer, Number(job.payload.n)) }) }], { clock });
+    await database.db.transaction((tx) => enqueue(tx, Array.from({ length: 8 }, (_, i) => ({ topic: t, payload: { n: i } }))));
+    assert.equal(await w.drain(), 8);
+    assert.deepEqual([...writes[0]!].sort(), [0, 1, 2, 3, 4, 5, 6, 7], 'the jobs claimed together are written in one call');
+    assert.deepEqual(writes.slice(1).map((items) => items.length), Array(8).fill(1), 'after the failure, one by one');
+    const rows = await jobsOf(t);
+    assert.deepEqual(rows.map((r) => r.payload), [{ n: 3 }], 'only the job whose item failed is left, to retry');
+    assert.match(rows[0]!.lastError ?? '', /item 3 cannot be written/);
   });
 
   test('a handler that throws backs off exponentially and ends dead after maxAttempts', async () => {

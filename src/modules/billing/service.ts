@@ -156,32 +156,49 @@ export interface CallUsage {
 
 const LABELS: Record<string, string> = { input: 'input', cached_input: 'cached input', cache_write: 'cache write', output: 'output', reasoning: 'reasoning', request: 'request' };
 
+/** One call's usage, as a pricing job carries it. */
+export interface ProjectCall {
+  projectId: string;
+  call: CallUsage;
+}
+
 /**
- * Prices one call into one usage debit, its lines into the rollup, and releases its reservation,
- * in the caller's transaction; a call priced before changes nothing.
+ * Prices calls into one usage debit each, their lines into the rollup, and releases their
+ * reservations, in the caller's transaction and a handful of statements however many calls there
+ * are; a call priced before changes nothing. Returns the request ids that were debited.
  */
-export async function priceUsage(ctx: AppContext, tx: Db, projectId: string, call: CallUsage): Promise<boolean> {
+export async function priceUsages(ctx: AppContext, tx: Db, calls: readonly ProjectCall[]): Promise<Set<string>> {
   const { prices } = billingState(ctx);
-  const at = Date.parse(call.started_at);
-  const price = priceOf(prices, call.provider, call.model, at);
-  const lines = priceCall(prices, price, call.usage, METERED.has(call.endpoint) && call.usage_source === 'provider');
-  await store.release(tx, call.request_id);
-  if (lines.length === 0) return false;
-  const total = lines.reduce((sum, l) => sum + l.costMicros, 0n);
-  const parts = lines.filter((l) => l.quantity > 0n).map((l) => `${l.quantity} ${LABELS[l.usageType]}`).join(', ');
-  const posted = await store.postEntry(tx, {
-    projectId, type: 'usage_debit', amountMicros: -total, idempotencyKey: `usage:${call.request_id}`,
-    reference: call.request_id, referenceType: 'llm_request',
-    description: `${call.provider} ${call.model ?? '(unknown model)'}: ${parts}${price ? '' : ' (no price for this model)'}`,
+  await store.release(tx, calls.map(({ call }) => call.request_id));
+  const priced = calls.flatMap(({ projectId, call }) => {
+    const at = Date.parse(call.started_at);
+    const price = priceOf(prices, call.provider, call.model, at);
+    const lines = priceCall(prices, price, call.usage, METERED.has(call.endpoint) && call.usage_source === 'provider');
+    if (lines.length === 0) return [];
+    const total = lines.reduce((sum, l) => sum + l.costMicros, 0n);
+    const parts = lines.filter((l) => l.quantity > 0n).map((l) => `${l.quantity} ${LABELS[l.usageType]}`).join(', ');
+    const hour = new Date(Math.floor(at / 3_600_000) * 3_600_000);
+    const entry: store.NewEntry = {
+      projectId, type: 'usage_debit', amountMicros: -total, idempotencyKey: `usage:${call.request_id}`,
+      reference: call.request_id, referenceType: 'llm_request',
+      description: `${call.provider} ${call.model ?? '(unknown model)'}: ${parts}${price ? '' : ' (no price for this model)'}`,
+    };
+    const rollup = lines.map((l) => ({
+      projectId, hour, provider: call.provider, model: call.model ?? '', usageType: l.usageType, userKey: call.user ?? '', room: call.annotations.room ?? '',
+      quantity: l.quantity, costMicros: l.costMicros,
+    }));
+    return [{ entry, rollup }];
   });
-  if (!posted) return false;
-  const hour = new Date(Math.floor(at / 3_600_000) * 3_600_000);
-  await store.addToRollup(tx, projectId, lines.map((l) => ({
-    hour, provider: call.provider, model: call.model ?? '', usageType: l.usageType, userKey: call.user ?? '', room: call.annotations.room ?? '',
-    quantity: l.quantity, costMicros: l.costMicros,
-  })));
-  if (total > 0n) await maybeRecharge(tx, projectId);
-  return true;
+  const posted = await store.postEntries(tx, priced.map((p) => p.entry));
+  const postedEntries = new Set(posted.map((p) => p.entry));
+  await store.addToRollup(tx, priced.filter((p) => postedEntries.has(p.entry)).flatMap((p) => p.rollup));
+  for (const projectId of new Set(posted.filter((p) => p.entry.amountMicros < 0n).map((p) => p.entry.projectId))) await maybeRecharge(tx, projectId);
+  return new Set(posted.map((p) => p.entry.reference!));
+}
+
+/** Prices one call (see `priceUsages`); false when it was priced before or costs nothing to record. */
+export async function priceUsage(ctx: AppContext, tx: Db, projectId: string, call: CallUsage): Promise<boolean> {
+  return (await priceUsages(ctx, tx, [{ projectId, call }])).size > 0;
 }
 
 // ---------------------------------------------------------------- admission

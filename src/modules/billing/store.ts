@@ -36,29 +36,53 @@ export interface EntryRow {
 }
 
 /**
- * Appends an entry and moves the wallet by its amount, once per (project, idempotency key): a
- * replay changes nothing and returns undefined. The wallet row is locked first, so balances after
- * each entry are exact under concurrency.
+ * Appends entries and moves their wallets by their amounts, once per (project, idempotency key): a
+ * replay (or a second copy in `entries`) changes nothing. Returns the entries posted, in order.
+ * Two statements however many entries: the projects' wallet rows are locked first (in id order, so
+ * concurrent posters cannot deadlock), which makes the check for keys already posted and each
+ * entry's balance-after (the wallet plus the running sum) exact under concurrency.
  */
-export async function postEntry(tx: Db, entry: NewEntry): Promise<{ id: string; balanceMicros: bigint } | undefined> {
-  const [wallet] = await rows<{ balance: string }>(tx, sql`
-    insert into billing_wallets (project_id) values (${entry.projectId}::uuid)
-    on conflict (project_id) do update set updated_at = now()
-    returning balance_micros::text as balance`);
-  const after = BigInt(wallet!.balance) + entry.amountMicros;
-  const id = randomUUID();
-  const [posted] = await rows<{ id: string }>(tx, sql`
-    with entry as (
+export async function postEntries(tx: Db, entries: readonly NewEntry[]): Promise<{ entry: NewEntry; id: string; balanceMicros: bigint }[]> {
+  const unique = new Map<string, { entry: NewEntry; id: string }>();
+  for (const entry of entries) {
+    const key = `${entry.projectId} ${entry.idempotencyKey}`;
+    if (!unique.has(key)) unique.set(key, { entry, id: randomUUID() });
+  }
+  if (unique.size === 0) return [];
+  const projects = [...new Set(entries.map((e) => e.projectId))].sort();
+  await tx.execute(sql`
+    insert into billing_wallets (project_id) select p::uuid from jsonb_array_elements_text(${JSON.stringify(projects)}::jsonb) p
+    on conflict (project_id) do update set updated_at = now()`);
+  const input = JSON.stringify([...unique.values()].map(({ entry: e, id }, n) => ({
+    n, id, project_id: e.projectId, entry_type: e.type, amount_micros: e.amountMicros.toString(), idempotency_key: e.idempotencyKey,
+    reference: e.reference ?? null, reference_type: e.referenceType ?? null, description: e.description, reverses_entry_id: e.reversesEntryId ?? null,
+  })));
+  const posted = await rows<{ id: string; after: string }>(tx, sql`
+    with input as (
+      select * from jsonb_to_recordset(${input}::jsonb) as x(n int, id uuid, project_id uuid, entry_type text, amount_micros bigint,
+        idempotency_key text, reference text, reference_type text, description text, reverses_entry_id uuid)
+    ), fresh as (
+      select i.*, w.balance_micros + sum(i.amount_micros) over (partition by i.project_id order by i.n) as balance_after_micros
+      from input i join billing_wallets w on w.project_id = i.project_id
+      where not exists (select 1 from billing_ledger l where l.project_id = i.project_id and l.idempotency_key = i.idempotency_key)
+    ), entry as (
       insert into billing_ledger (id, project_id, entry_type, amount_micros, balance_after_micros, idempotency_key, reference, reference_type, description, reverses_entry_id)
-      values (${id}::uuid, ${entry.projectId}::uuid, ${entry.type}, ${big(entry.amountMicros)}, ${big(after)}, ${entry.idempotencyKey},
-        ${entry.reference ?? null}, ${entry.referenceType ?? null}, ${entry.description}, ${entry.reversesEntryId ?? null}::uuid)
-      on conflict (project_id, idempotency_key) do nothing
-      returning id, amount_micros
+      select id, project_id, entry_type, amount_micros, balance_after_micros, idempotency_key, reference, reference_type, description, reverses_entry_id
+      from fresh order by n
+      returning id, project_id, amount_micros, balance_after_micros
+    ), moved as (
+      update billing_wallets w set balance_micros = w.balance_micros + m.total, updated_at = now()
+      from (select project_id, sum(amount_micros) as total from entry group by project_id) m where w.project_id = m.project_id
     )
-    update billing_wallets w set balance_micros = w.balance_micros + entry.amount_micros, updated_at = now()
-    from entry where w.project_id = ${entry.projectId}::uuid
-    returning entry.id::text as id`);
-  return posted ? { id: posted.id, balanceMicros: after } : undefined;
+    select id::text, balance_after_micros::text as after from entry`);
+  const after = new Map(posted.map((r) => [r.id, BigInt(r.after)]));
+  return [...unique.values()].filter(({ id }) => after.has(id)).map(({ entry, id }) => ({ entry, id, balanceMicros: after.get(id)! }));
+}
+
+/** Appends one entry (see `postEntries`); undefined when its idempotency key was posted before. */
+export async function postEntry(tx: Db, entry: NewEntry): Promise<{ id: string; balanceMicros: bigint } | undefined> {
+  const [posted] = await postEntries(tx, [entry]);
+  return posted && { id: posted.id, balanceMicros: posted.balanceMicros };
 }
 
 export async function findEntry(db: Db, projectId: string, id: string): Promise<(EntryRow & { idempotency_key: string }) | undefined> {
@@ -121,11 +145,16 @@ export async function reserve(db: Db, projectId: string, requestId: string, amou
   return reserved.length > 0;
 }
 
-/** Releases a call's reservation (nothing when it has none, or it was released already). */
-export async function release(tx: Db, requestId: string): Promise<void> {
+/** Releases calls' reservations (nothing for a call that has none, or was released already). */
+export async function release(tx: Db, requestIds: readonly string[]): Promise<void> {
+  if (requestIds.length === 0) return;
   await tx.execute(sql`
-    with r as (delete from billing_reservations where request_id = ${requestId}::uuid returning project_id, amount_micros)
-    update billing_wallets w set reserved_micros = w.reserved_micros - r.amount_micros from r where w.project_id = r.project_id`);
+    with r as (
+      delete from billing_reservations where request_id in (select id::uuid from jsonb_array_elements_text(${JSON.stringify(requestIds)}::jsonb) id)
+      returning project_id, amount_micros
+    ),
+    s as (select project_id, sum(amount_micros) as total from r group by project_id)
+    update billing_wallets w set reserved_micros = w.reserved_micros - s.total from s where w.project_id = s.project_id`);
 }
 
 /** Releases reservations older than `seconds` (calls whose record never came). */
@@ -139,6 +168,7 @@ export async function releaseStale(db: Db, seconds: number): Promise<number> {
 }
 
 export interface RollupLine {
+  projectId: string;
   hour: Date;
   provider: string;
   model: string;
@@ -149,17 +179,42 @@ export interface RollupLine {
   costMicros: bigint;
 }
 
-/** Adds priced lines to the hourly rollup. */
-export async function addToRollup(tx: Db, projectId: string, lines: readonly RollupLine[]): Promise<void> {
-  if (lines.length === 0) return;
-  const values = sql.join(lines.map((l) => sql`(${projectId}::uuid, ${l.hour.toISOString()}::timestamptz, ${l.provider}, ${l.model}, ${l.usageType}, ${l.userKey}, ${l.room}, ${big(l.quantity)}, ${big(l.costMicros)}, 1)`), sql`, `);
+const DAY_MS = 86_400_000;
+
+/** Adds priced lines to the hourly and the daily rollup, in one statement. */
+export async function addToRollup(tx: Db, lines: readonly RollupLine[]): Promise<void> {
+  const hourly = mergeRollup(lines, (l) => l.hour);
+  if (hourly.length === 0) return;
+  const daily = mergeRollup(lines, (l) => new Date(Math.floor(l.hour.getTime() / DAY_MS) * DAY_MS));
+  const values = (rows: readonly MergedLine[]) => sql.join(rows.map((l) => sql`(${l.projectId}::uuid, ${l.at.toISOString()}::timestamptz, ${l.provider}, ${l.model}, ${l.usageType}, ${l.userKey}, ${l.room}, ${big(l.quantity)}, ${big(l.costMicros)}, ${l.requests})`), sql`, `);
+  const add = (table: string) => sql.raw(`quantity = ${table}.quantity + excluded.quantity, cost_micros = ${table}.cost_micros + excluded.cost_micros, requests = ${table}.requests + excluded.requests`);
   await tx.execute(sql`
-    insert into billing_usage_rollup (project_id, hour, provider, model, usage_type, user_key, room, quantity, cost_micros, requests)
-    values ${values}
-    on conflict (project_id, hour, provider, model, usage_type, user_key, room) do update set
-      quantity = billing_usage_rollup.quantity + excluded.quantity,
-      cost_micros = billing_usage_rollup.cost_micros + excluded.cost_micros,
-      requests = billing_usage_rollup.requests + excluded.requests`);
+    with hourly as (
+      insert into billing_usage_rollup (project_id, hour, provider, model, usage_type, user_key, room, quantity, cost_micros, requests)
+      values ${values(hourly)}
+      on conflict (project_id, hour, provider, model, usage_type, user_key, room) do update set ${add('billing_usage_rollup')}
+    )
+    insert into billing_usage_daily (project_id, day, provider, model, usage_type, user_key, room, quantity, cost_micros, requests)
+    values ${values(daily)}
+    on conflict (project_id, day, provider, model, usage_type, user_key, room) do update set ${add('billing_usage_daily')}`);
+}
+
+type MergedLine = Omit<RollupLine, 'hour'> & { at: Date; requests: number };
+
+/** Sums lines that fall in one rollup row (one statement may touch a row only once). */
+function mergeRollup(lines: readonly RollupLine[], grain: (line: RollupLine) => Date): MergedLine[] {
+  const merged = new Map<string, MergedLine>();
+  for (const { hour, ...l } of lines) {
+    const at = grain({ hour, ...l });
+    const key = JSON.stringify([l.projectId, at.getTime(), l.provider, l.model, l.usageType, l.userKey, l.room]);
+    const row = merged.get(key);
+    if (row) {
+      row.quantity += l.quantity;
+      row.costMicros += l.costMicros;
+      row.requests += 1;
+    } else merged.set(key, { ...l, at, requests: 1 });
+  }
+  return [...merged.values()];
 }
 
 export const REPORT_DIMENSIONS = { model: 'model', provider: 'provider', user: 'user_key', room: 'room', usage_type: 'usage_type' } as const;
@@ -186,19 +241,24 @@ export interface UsageRow {
   [dimension: string]: unknown;
 }
 
-/** The rollup summed per bucket, requested dimension and usage type. */
+/**
+ * The rollup summed per bucket, requested dimension and usage type; from the daily rollup when the
+ * buckets are days or longer and the range is whole UTC days, else from the hourly one.
+ */
 export async function usageReport(db: Db, projectId: string, query: UsageQuery): Promise<UsageRow[]> {
+  const daily = query.interval !== 'hour' && query.start.getTime() % DAY_MS === 0 && query.end.getTime() % DAY_MS === 0;
+  const [table, at] = daily ? [sql.raw('billing_usage_daily'), sql.raw('day')] : [sql.raw('billing_usage_rollup'), sql.raw('hour')];
   const dims = query.report.filter((d) => d !== 'usage_type').map((d) => sql.raw(`${REPORT_DIMENSIONS[d]} as "${d}"`));
   const groups = query.report.filter((d) => d !== 'usage_type').map((d) => sql.raw(REPORT_DIMENSIONS[d]));
-  const filters: SQL[] = [sql`project_id = ${projectId}::uuid`, sql`hour >= ${query.start.toISOString()}::timestamptz`, sql`hour < ${query.end.toISOString()}::timestamptz`];
+  const filters: SQL[] = [sql`project_id = ${projectId}::uuid`, sql`${at} >= ${query.start.toISOString()}::timestamptz`, sql`${at} < ${query.end.toISOString()}::timestamptz`];
   if (query.users?.length) filters.push(sql`user_key in (${sql.join(query.users.map((u) => sql`${u}`), sql`, `)})`);
   if (query.room !== undefined) filters.push(sql`room = ${query.room}`);
   if (query.provider !== undefined) filters.push(sql`provider = ${query.provider}`);
   if (query.model !== undefined) filters.push(sql`model = ${query.model}`);
   if (query.usageType !== undefined) filters.push(sql`usage_type = ${query.usageType}`);
   return rows<UsageRow>(db, sql`
-    select date_trunc(${query.interval}, hour, 'UTC') as bucket, ${sql.join([...dims, sql`usage_type`], sql`, `)},
+    select date_trunc(${query.interval}, ${at}, 'UTC') as bucket, ${sql.join([...dims, sql`usage_type`], sql`, `)},
       sum(quantity)::text as quantity, sum(cost_micros)::text as cost, sum(requests)::text as requests
-    from billing_usage_rollup where ${sql.join(filters, sql` and `)}
+    from ${table} where ${sql.join(filters, sql` and `)}
     group by ${sql.join([sql`1`, ...groups, sql`usage_type`], sql`, `)}`);
 }

@@ -5,10 +5,10 @@
 import { sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import type { EventConsumer } from '../../platform/events/catalogue.ts';
-import type { JobHandler } from '../../platform/jobs/worker.ts';
+import { recordTogether, type JobHandler, type RecordWriter } from '../../platform/jobs/worker.ts';
 import type { Schedule } from '../../platform/jobs/scheduler.ts';
 import { LLM_CALL_EVENT } from '../llm-proxy/schema.ts';
-import { chargeRecharge, priceUsage, RECHARGE_TOPIC, releaseStaleReservations, type CallUsage } from './service.ts';
+import { chargeRecharge, priceUsages, RECHARGE_TOPIC, releaseStaleReservations, type CallUsage, type ProjectCall } from './service.ts';
 
 export const PRICE_TOPIC = 'billing.price';
 
@@ -22,12 +22,12 @@ export const usageFanout: EventConsumer = {
 };
 
 export function priceHandler(ctx: AppContext): JobHandler {
+  // The jobs settled together are priced together: a few statements per settlement, not per call.
+  const pricing: RecordWriter<ProjectCall> = { write: async (tx, calls) => { await priceUsages(ctx, tx, calls); } };
   return {
     topic: PRICE_TOPIC,
     async run(job) {
-      const projectId = String(job.payload.project_id);
-      const call = job.payload.call as CallUsage;
-      return { record: async (tx) => { await priceUsage(ctx, tx, projectId, call); } };
+      return { recordTogether: recordTogether(pricing, { projectId: String(job.payload.project_id), call: job.payload.call as CallUsage }) };
     },
   };
 }
