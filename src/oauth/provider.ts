@@ -10,7 +10,7 @@ import { ORIGINS_PROPERTY, PROJECT_PROPERTY, useHashedSecrets } from './clients.
 import { firstPartyClients } from './first-party.ts';
 import type { SigninKeys } from './keys.ts';
 import reloadKeystore from 'oidc-provider/lib/helpers/initialize_keystore.js';
-import { deviceFlowSources, logoutSources, renderError } from './protocol/sources.ts';
+import { USER_CODE, deviceFlowSources, logoutSources, renderError } from './protocol/sources.ts';
 import { ACCESS_TOKEN_SCOPES, ALL_SCOPES } from './scopes.ts';
 
 /** Lifetimes, in seconds. Access tokens are short because a JWT cannot be recalled once issued. */
@@ -163,8 +163,7 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
       rpInitiatedLogout: { enabled: true, ...logoutSources },
       deviceFlow: {
         enabled: true,
-        charset: 'base-20',
-        mask: '****-****',
+        ...USER_CODE,
         ...deviceFlowSources(ctx.db),
       },
       resourceIndicators: {
