@@ -1,6 +1,7 @@
 // Every example under examples/ runs through an npm script, on the project's own Node whatever
 // `node` the shell has, and its README says to run it that way; the webhook receiver, started with
-// its script, verifies and handles a signed delivery. (The sample app's flow: sample-app.test.ts.)
+// its script, verifies and handles a signed delivery (the sample app's flow: sample-app.test.ts).
+// The README states the Node version the dependencies really need.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -44,6 +45,31 @@ test('every example has an npm script, and its README runs it with that script, 
     const bare = lines.filter((line) => /(?<![\w./:-])(?<!npx )node\s/.test(line));
     assert.deepEqual(bare, [], `examples/${example}/README.md starts no bare node`);
   }
+});
+
+/** The least version a range of `engines.node` admits ("^18.19.0 || >=20.6.0" → 18.19.0), as numbers. */
+function leastVersion(range: string): number[] {
+  const bounds = range.split('||').map((alternative) => (/(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(alternative) ?? []).slice(1, 4).map((n) => Number(n ?? 0)));
+  return bounds.sort(compareVersions)[0]!;
+}
+
+function compareVersions(a: number[], b: number[]): number {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return 0;
+}
+
+test('the README names the Node version the dependencies need, and the one npm install needs', () => {
+  const pkg = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { engines: { node: string }; dependencies: Record<string, string> };
+  let needed = [0, 0, 0];
+  for (const name of Object.keys(pkg.dependencies)) {
+    const engines = (JSON.parse(readFileSync(join(repoRoot, 'node_modules', name, 'package.json'), 'utf8')) as { engines?: { node?: string } }).engines?.node;
+    if (engines && name !== 'node' && compareVersions(leastVersion(engines), needed) > 0) needed = leastVersion(engines);
+  }
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8').replace(/\s+/g, ' ');
+  const stated = /`node file\.ts` with a system Node older than (\d+(?:\.\d+)*) fails/.exec(readme)?.[1];
+  assert.ok(stated, 'the README says which system Node runs the code directly');
+  assert.equal(stated, needed.slice(0, needed[2] ? 3 : 2).join('.'), 'the README\'s version is the highest the dependencies declare');
+  assert.match(readme, new RegExp(`any Node\\.js ≥ ${leastVersion(pkg.engines.node)[0]} to run it`), 'and npm install\'s, from package.json engines');
 });
 
 test('`npm run webhook-receiver` receives a signed delivery and refuses an unsigned one', async () => {
