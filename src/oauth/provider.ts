@@ -11,7 +11,7 @@ import { firstPartyClients } from './first-party.ts';
 import type { SigninKeys } from './keys.ts';
 import reloadKeystore from 'oidc-provider/lib/helpers/initialize_keystore.js';
 import { USER_CODE, deviceFlowSources, logoutSources, renderError } from './protocol/sources.ts';
-import { ACCESS_TOKEN_SCOPES, ALL_SCOPES } from './scopes.ts';
+import { ALL_SCOPES } from './scopes.ts';
 
 /** Lifetimes, in seconds. Access tokens are short because a JWT cannot be recalled once issued. */
 export const TTL = {
@@ -175,7 +175,8 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
           if (resource !== apiAudience && resource !== `${apiAudience}/`) throw new errors.InvalidTarget();
           const allowed = clientScopes(client);
           return {
-            scope: ACCESS_TOKEN_SCOPES.filter((s) => allowed.size === 0 || allowed.has(s)).join(' '),
+            // Access tokens carry every granted scope, offline_access included (scopes.ts).
+            scope: ALL_SCOPES.filter((s) => allowed.size === 0 || allowed.has(s)).join(' '),
             audience: apiAudience,
             accessTokenTTL: TTL.AccessToken,
             accessTokenFormat: 'jwt',

@@ -1,6 +1,6 @@
 // The scopes the authorization server knows — those a client may be registered with
 // (src/modules/oauth-clients), and the one only Atrium's own console and CLI may ask for —, what each
-// means in plain words on the consent page, and which of them an access token for the Atrium API carries.
+// means in plain words on the consent page; an access token for the Atrium API carries every one granted.
 import type { ClientScope } from '../modules/oauth-clients/service.ts';
 import { ACT_AS_USER_SCOPE } from './first-party.ts';
 
@@ -32,15 +32,14 @@ const FIRST_PARTY_MEANINGS: Record<string, ScopeMeaning> = {
 
 const entries: [string, ScopeMeaning][] = [...Object.entries(MEANINGS), ...Object.entries(FIRST_PARTY_MEANINGS)];
 
-export const ALL_SCOPES: readonly string[] = entries.map(([name]) => name);
-
 /**
- * Scopes an access token for the Atrium API carries: every one granted. The identity scopes say
- * which claims /oauth/userinfo may return, and `offline_access` (which governs the refresh token)
- * is there too, so that the token response's `scope` — the access token's (RFC 6749 §5.1) —, the
- * refresh token's introspection and the token itself name the same grant.
+ * Every scope, and so every scope an access token for the Atrium API may carry: all those granted.
+ * The identity scopes say which claims /oauth/userinfo may return, and `offline_access` (which
+ * governs the refresh token) is there too, so that the token response's `scope` — the access
+ * token's (RFC 6749 §5.1) —, the refresh token's introspection and the token itself name the same
+ * grant.
  */
-export const ACCESS_TOKEN_SCOPES: readonly string[] = ALL_SCOPES;
+export const ALL_SCOPES: readonly string[] = entries.map(([name]) => name);
 
 /** Earlier names and the current scope they mean, both ways (llm_proxy ↔ llm:invoke). */
 const ALIASES = new Map<string, string>(entries.flatMap(([name, m]) => (typeof m.consent === 'string' ? [] : [[name, m.consent.aliasOf], [m.consent.aliasOf, name]])));
