@@ -1,6 +1,6 @@
 // A webhook receiver for Atrium in a few lines: typed handlers per event, de-duplication on the
 // event id (deliveries are at-least-once), and a room.call websocket that echoes what it receives.
-// Run: ATRIUM_WEBHOOK_SECRET=<the webhook's secret> node examples/webhook-receiver/index.ts
+// Run: ATRIUM_WEBHOOK_SECRET=<the webhook's secret> npm run webhook-receiver
 import { createWebhookReceiver } from '../../src/webhooks-receiver/index.ts';
 
 const seen = new Set<string>();

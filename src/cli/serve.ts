@@ -63,14 +63,20 @@ export async function serve(config: Config): Promise<number> {
     if (facts.setup) ctx.log.info({ setup: facts.setup }, `No account yet: open ${facts.setup} to create the first admin and project (or run atrium bootstrap)`);
   }
   return new Promise((resolveExit) => {
+    // Ctrl-C under `npm start` arrives twice: from the terminal (to the whole process group) and
+    // forwarded by npm. The handlers stay installed and a repeat is ignored: with `once`, the second
+    // signal would kill the process halfway through its shutdown.
+    let stopping = false;
     const shutdown = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
       ctx.log.info({ signal }, 'shutting down');
       service.close().then(() => resolveExit(0), (error: unknown) => {
         ctx.log.error({ err: error }, 'shutdown failed');
         resolveExit(1);
       });
     };
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-    process.once('SIGINT', () => shutdown('SIGINT'));
+    process.on('SIGTERM', () => shutdown('SIGTERM'));
+    process.on('SIGINT', () => shutdown('SIGINT'));
   });
 }

@@ -88,6 +88,23 @@ declare module 'oidc-provider' {
     find(id: string): Promise<Interaction | undefined>;
   }
 
+  /** A pending device authorization (RFC 8628), found by the code the user enters. */
+  export interface DeviceCode {
+    clientId: string;
+    isExpired: boolean;
+    /** Set once the user denied (or the request was aborted). */
+    error?: string;
+    /** Set once a user approved. */
+    accountId?: string;
+    /** Set while a user is signing in to approve it. */
+    inFlight?: boolean;
+  }
+
+  export interface DeviceCodeStatic {
+    /** By the normalized code (upper case, no separators); undefined when unknown or tampered with. */
+    findByUserCode(userCode: string, options?: { ignoreExpiration?: boolean }): Promise<DeviceCode | undefined>;
+  }
+
   export interface Account {
     accountId: string;
     claims(use: string, scope: string, claims: unknown, rejected: string[]): Promise<Record<string, unknown>> | Record<string, unknown>;
@@ -104,6 +121,7 @@ declare module 'oidc-provider' {
   /** The Koa context oidc-provider passes to configuration functions and middleware (only what we use). */
   export interface KoaContextWithOIDC {
     oidc: {
+      provider: Provider;
       client?: Client;
       route?: string;
       params?: Record<string, unknown>;
@@ -113,6 +131,9 @@ declare module 'oidc-provider' {
       [key: string]: unknown;
     };
     req: IncomingMessage;
+    /** The parsed query string; assigning `querystring` replaces it. */
+    query: Record<string, string | string[] | undefined>;
+    querystring: string;
     /** Set to false, Koa leaves the response alone. */
     respond?: boolean;
     body: unknown;
@@ -134,6 +155,7 @@ declare module 'oidc-provider' {
     Client: ClientStatic;
     Grant: GrantStatic;
     Interaction: InteractionStatic;
+    DeviceCode: DeviceCodeStatic;
     callback(): (req: IncomingMessage, res: ServerResponse) => Promise<void>;
     interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<Interaction>;
     interactionResult(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<string>;
@@ -181,4 +203,11 @@ declare module 'oidc-provider/lib/helpers/initialize_keystore.js' {
   import type { Provider } from 'oidc-provider';
   /** Replaces the provider's keystore (signing keys, the JWKS it publishes); `this` is the provider. */
   export default function initializeKeystore(this: Provider, jwks: { keys: unknown[] }): void;
+}
+
+declare module 'oidc-provider/lib/helpers/user_codes.js' {
+  /** A user code as stored: upper case, without separators or spaces. */
+  export function normalize(input: string): string;
+  /** A normalized code in the display mask (`****-****`). */
+  export function denormalize(normalized: string, mask: string): string;
 }

@@ -314,6 +314,53 @@ export function logoutPage(form: string): Page {
   });
 }
 
+// --- project invitations (the link of the invitation mail) ----------------------------------------
+
+export const INVITATION_PATH = '/signin/invitation';
+
+export interface Invitation {
+  token: string;
+  projectName: string;
+  email: string;
+  /** The address has an account: joining needs no password. */
+  accountExists: boolean;
+}
+
+/** The invitee's page: which project, as whom, and the form that joins (creating the account). */
+export function invitationPage(p: Invitation & { error?: string | undefined; status?: number; firstName?: string | undefined; lastName?: string | undefined }): Page {
+  const fields = p.accountExists
+    ? '<p>This address already has an account: joining adds it to the project.</p>'
+    : `<input type="text" name="username" value="${escapeHtml(p.email)}" autocomplete="username" class="visually-hidden" tabindex="-1" aria-hidden="true" readonly>
+${input('first_name', 'First name (optional)', { value: p.firstName, autocomplete: 'given-name', required: false, extra: 'maxlength="200"' })}
+${input('last_name', 'Last name (optional)', { value: p.lastName, autocomplete: 'family-name', required: false, extra: 'maxlength="200"' })}
+${input('password', `Choose a password (at least ${PASSWORD_MIN_LENGTH} characters)`, { type: 'password', autocomplete: 'new-password', extra: `${NEW_PASSWORD_BOUNDS} autofocus` })}`;
+  return page({
+    title: `Join ${p.projectName}`,
+    status: p.status ?? 200,
+    content: `${alert(p.error)}<p>You are invited to join <strong>${escapeHtml(p.projectName)}</strong> as <strong>${escapeHtml(p.email)}</strong>.</p>
+<form method="post" action="${INVITATION_PATH}/form" id="invitation-form">
+<input type="hidden" name="token" value="${escapeHtml(p.token)}">
+${fields}
+<button type="submit">Join the project</button>
+</form>`,
+  });
+}
+
+/** After joining: where to sign in now. */
+export function invitationAcceptedPage(p: { email: string; accountCreated: boolean; consoleUrl: string }): Page {
+  return messagePage({
+    title: 'You have joined',
+    role: 'status',
+    message: `${p.email} is now a member of the project. Sign in to the app that invited you${p.accountCreated ? ' with this address and your new password' : ''}, or to the Atrium console.`,
+    link: { href: p.consoleUrl, text: 'Open the Atrium console' },
+  });
+}
+
+/** A link that is revoked, used, replaced or expired; `reason` is a sentence. */
+export function invitationGonePage(reason: string): Page {
+  return messagePage({ title: 'This invitation cannot be used', role: 'alert', status: 404, message: `${reason} Ask the project's admin to send a new one.` });
+}
+
 // --- development outbox ---------------------------------------------------------------------------
 
 export interface MailSummary {

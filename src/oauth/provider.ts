@@ -10,8 +10,8 @@ import { ORIGINS_PROPERTY, PROJECT_PROPERTY, useHashedSecrets } from './clients.
 import { firstPartyClients } from './first-party.ts';
 import type { SigninKeys } from './keys.ts';
 import reloadKeystore from 'oidc-provider/lib/helpers/initialize_keystore.js';
-import { deviceFlowSources, logoutSources, renderError } from './protocol/sources.ts';
-import { ACCESS_TOKEN_SCOPES, ALL_SCOPES } from './scopes.ts';
+import { USER_CODE, deviceFlowSources, logoutSources, renderError } from './protocol/sources.ts';
+import { ALL_SCOPES } from './scopes.ts';
 
 /** Lifetimes, in seconds. Access tokens are short because a JWT cannot be recalled once issued. */
 export const TTL = {
@@ -163,8 +163,7 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
       rpInitiatedLogout: { enabled: true, ...logoutSources },
       deviceFlow: {
         enabled: true,
-        charset: 'base-20',
-        mask: '****-****',
+        ...USER_CODE,
         ...deviceFlowSources(ctx.db),
       },
       resourceIndicators: {
@@ -176,7 +175,8 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
           if (resource !== apiAudience && resource !== `${apiAudience}/`) throw new errors.InvalidTarget();
           const allowed = clientScopes(client);
           return {
-            scope: ACCESS_TOKEN_SCOPES.filter((s) => allowed.size === 0 || allowed.has(s)).join(' '),
+            // Access tokens carry every granted scope, offline_access included (scopes.ts).
+            scope: ALL_SCOPES.filter((s) => allowed.size === 0 || allowed.has(s)).join(' '),
             audience: apiAudience,
             accessTokenTTL: TTL.AccessToken,
             accessTokenFormat: 'jwt',

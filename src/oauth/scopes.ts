@@ -1,14 +1,12 @@
 // The scopes the authorization server knows — those a client may be registered with
 // (src/modules/oauth-clients), and the one only Atrium's own console and CLI may ask for —, what each
-// means in plain words on the consent page, and which of them an access token for the Atrium API carries.
+// means in plain words on the consent page; an access token for the Atrium API carries every one granted.
 import type { ClientScope } from '../modules/oauth-clients/service.ts';
 import { ACT_AS_USER_SCOPE } from './first-party.ts';
 
 interface ScopeMeaning {
   /** The consent line, or the scope this one is an earlier name of (they share its line). */
   readonly consent: string | { readonly aliasOf: ClientScope };
-  /** Governs refresh tokens only, so access tokens do not carry it. */
-  readonly refreshOnly?: true;
 }
 
 /**
@@ -23,7 +21,7 @@ const MEANINGS = {
   'rooms:connect': { consent: 'Join rooms you have access to, on your behalf' },
   'llm:invoke': { consent: 'Use AI models through the project\'s LLM proxy, billed to the project' },
   'secrets:proxy': { consent: 'Use secrets stored in the project on your behalf, without seeing them' },
-  offline_access: { consent: 'Stay connected when you are not using the app', refreshOnly: true },
+  offline_access: { consent: 'Stay connected when you are not using the app' },
   llm_proxy: { consent: { aliasOf: 'llm:invoke' } },
 } as const satisfies Record<ClientScope, ScopeMeaning>;
 
@@ -34,13 +32,14 @@ const FIRST_PARTY_MEANINGS: Record<string, ScopeMeaning> = {
 
 const entries: [string, ScopeMeaning][] = [...Object.entries(MEANINGS), ...Object.entries(FIRST_PARTY_MEANINGS)];
 
-export const ALL_SCOPES: readonly string[] = entries.map(([name]) => name);
-
 /**
- * Scopes an access token for the Atrium API carries. The identity scopes are included so that the
- * token says which claims /oauth/userinfo may return.
+ * Every scope, and so every scope an access token for the Atrium API may carry: all those granted.
+ * The identity scopes say which claims /oauth/userinfo may return, and `offline_access` (which
+ * governs the refresh token) is there too, so that the token response's `scope` — the access
+ * token's (RFC 6749 §5.1) —, the refresh token's introspection and the token itself name the same
+ * grant.
  */
-export const ACCESS_TOKEN_SCOPES: readonly string[] = entries.filter(([, m]) => !m.refreshOnly).map(([name]) => name);
+export const ALL_SCOPES: readonly string[] = entries.map(([name]) => name);
 
 /** Earlier names and the current scope they mean, both ways (llm_proxy ↔ llm:invoke). */
 const ALIASES = new Map<string, string>(entries.flatMap(([name, m]) => (typeof m.consent === 'string' ? [] : [[name, m.consent.aliasOf], [m.consent.aliasOf, name]])));

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { issuePersonalAccessToken } from '../../src/modules/users/service.ts';
-import { EMAIL_LOGIN_ENV, linkIn, mailCount, waitForMail } from '../support/oauth.ts';
+import { EMAIL_LOGIN_ENV, linkIn, mailCount, pageError, waitForMail } from '../support/oauth.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 
 forEachEngine('invitations', (engine) => {
@@ -60,13 +60,24 @@ forEachEngine('invitations', (engine) => {
     const html = await pageResponse.text();
     assert.match(html, /invitations project/);
     assert.match(html, /name="password"/);
+    // The sign-in pages' layout: their stylesheet, logo, heading and footer; no inline style.
+    assert.match(html, /<link rel="stylesheet" href="\/signin\/assets\/style\.css">/);
+    assert.match(html, /<img id="client-logo" src="\/signin\/assets\/logo\.svg"/);
+    assert.match(html, /<h1 id="page-title">Join invitations project<\/h1>/);
+    assert.match(html, /<label for="f-password">Choose a password \(at least 8 characters\)<\/label>/);
+    assert.match(html, /<footer>Sign-in secured by Atrium<\/footer>/);
+    assert.doesNotMatch(html, /<style|<script/);
 
     // The JSON door refuses an account without a password; the form with one creates it and joins.
     const noPassword = await call(service, 'POST', '/invitations/accept', { json: { token: tokenOf(link) } });
     assert.equal(noPassword.status, 400);
-    const weak = await form({ token: tokenOf(link), password: 'short' });
+    const weak = await form({ token: tokenOf(link), password: 'short', first_name: 'Ina' });
     assert.equal(weak.status, 400);
-    assert.match(String(weak.body), /at least 8 characters/);
+    // The same page again, the reason announced, what was typed kept (the password excepted).
+    assert.match(pageError(String(weak.body)) ?? '', /at least 8 characters/);
+    assert.match(String(weak.body), /<h1 id="page-title">Join invitations project<\/h1>/);
+    assert.match(String(weak.body), /id="f-first_name" name="first_name" type="text" value="Ina"/);
+    assert.doesNotMatch(String(weak.body), /value="short"/);
     const joined = await form({ token: tokenOf(link), password: 'a long enough password', first_name: 'Ina', last_name: 'Vite' });
     assert.equal(joined.status, 200, String(joined.body));
     assert.match(String(joined.body), /is now a member/);
@@ -81,9 +92,16 @@ forEachEngine('invitations', (engine) => {
     assert.equal(role.status, 200);
     assert.ok(role.body.can_create_rooms);
 
+    assert.match(String(joined.body), /<h1 id="page-title">You have joined<\/h1>/);
+    assert.match(String(joined.body), new RegExp(`<a href="${service.ctx.config.publicUrl}/console">`));
+
     // Used up: the link, the page and the list all say so.
     assert.equal((await form({ token: tokenOf(link), password: 'a long enough password' })).status, 404);
-    assert.equal((await fetch(link)).status, 404);
+    const gone = await fetch(link);
+    assert.equal(gone.status, 404);
+    const goneHtml = await gone.text();
+    assert.match(goneHtml, /<h1 id="page-title">This invitation cannot be used<\/h1>/);
+    assert.match(pageError(goneHtml) ?? '', /Ask the project's admin to send a new one\./);
     assert.ok(!(await list()).body.invitations.some((i: { email: string }) => i.email === email));
   });
 

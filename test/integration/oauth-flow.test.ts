@@ -78,6 +78,7 @@ forEachEngine('oauth flows', (engine) => {
     assert.equal(claims.iss, service.url);
     assert.equal(claims.aud, service.url);
     assert.equal(Number(claims.exp) - Number(claims.iat), 600);
+    // offline_access was asked for without prompt=consent, which OpenID Connect needs to grant it.
     assert.deepEqual(String(claims.scope).split(' ').sort(), ['email', 'openid', 'profile', 'profile:read', 'rooms:connect']);
     const header = JSON.parse(Buffer.from(tokens.access_token.split('.')[0]!, 'base64url').toString()) as { typ: string; alg: string };
     assert.equal(header.typ, 'at+jwt');
@@ -135,6 +136,33 @@ forEachEngine('oauth flows', (engine) => {
     const third = await oidc.refreshTokenGrant(config, second.refresh_token!);
     assert.notEqual(third.refresh_token, second.refresh_token);
     assert.equal((await call(service, 'GET', '/accounts/profiles/me', { token: third.access_token })).status, 200);
+  });
+
+  test('offline_access: the token response, the access token and the refresh token\'s introspection name the same scopes', async () => {
+    const sorted = (value: unknown) => String(value).split(' ').sort();
+    /** A code flow with prompt=consent: OpenID Connect grants offline_access only with it. */
+    const withConsent = async (requested: string) => {
+      const request = await authorizationRequest(config, client.redirectUri, requested, { prompt: 'consent' });
+      const callback = await signInAndConsent(new FormBrowser(service.url), request, client.redirectUri, tenant.email, tenant.password);
+      return oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: request.verifier, expectedState: request.state, expectedNonce: request.nonce });
+    };
+    const agree = async (tokens: oidc.TokenEndpointResponse, expected: string[], when: string) => {
+      assert.deepEqual(sorted(tokens.scope), expected, `${when}: token response`);
+      assert.deepEqual(sorted(jwtClaims(tokens.access_token).scope), expected, `${when}: access token`);
+      const introspected = await oidc.tokenIntrospection(config, tokens.refresh_token!);
+      assert.equal(introspected.active, true);
+      assert.deepEqual(sorted(introspected.scope), expected, `${when}: refresh token introspection`);
+    };
+
+    const offline = await withConsent(scope);
+    await agree(offline, sorted(scope), 'code');
+    assert.ok(sorted(offline.scope).includes('offline_access'));
+    await agree(await oidc.refreshTokenGrant(config, offline.refresh_token!), sorted(scope), 'refresh');
+
+    // Without offline_access (not asked for, or asked for without prompt=consent), none names it.
+    const online = sorted(scope).filter((s) => s !== 'offline_access');
+    await agree(await withConsent(online.join(' ')), online, 'not asked for');
+    await agree(await codeFlow(client, config), online, 'without prompt=consent');
   });
 
   test('client_secret_post authenticates too; a wrong secret does not', async () => {
@@ -286,6 +314,50 @@ forEachEngine('oauth flows', (engine) => {
     } finally {
       stop.abort();
     }
+  });
+
+  test('a device link (verification_uri_complete) opens Atrium\'s confirmation page, not the library\'s script page', async () => {
+    const cli = await discover(service, { clientId: ATRIUM_CLI_CLIENT_ID, clientSecret: '' });
+    const device = await oidc.initiateDeviceAuthorization(cli, { scope: 'openid offline_access profile:read' });
+    const link = device.verification_uri_complete!;
+    assert.equal(link, `${service.url}/oauth/device?user_code=${encodeURIComponent(device.user_code)}`);
+    const stop = new AbortController();
+    const polling = oidc.pollDeviceAuthorizationGrant(cli, device, undefined, { signal: stop.signal });
+    polling.catch(() => {});
+    try {
+      const browser = new FormBrowser(service.url);
+      const first = await browser.go('GET', link);
+      assert.equal(first.status, 200);
+      assert.doesNotMatch(first.html, /Submitting Callback|<script/);
+      assert.match(first.html, /<link rel="stylesheet" href="\/signin\/assets\/style\.css">/);
+      assert.match(first.html, /<title>Confirm the device · Atrium CLI<\/title>/);
+      assert.match(first.html, /<p class="app" id="client-name">Atrium CLI<\/p>/);
+      assert.match(first.html, new RegExp(`id="user-code">${device.user_code}<`));
+      assert.match(first.headers.get('content-security-policy')!, /default-src 'none'/);
+      assert.doesNotMatch(first.headers.get('content-security-policy')!, /script-src/);
+      // Continue is the confirmation a typed code leads to: sign-in, consent, and the CLI's tokens.
+      const login = await browser.submit(first, '/oauth/device', {});
+      const consent = await browser.submit(login, '/password', { email: tenant.email, password: tenant.password });
+      const done = await browser.submit(consent, '/consent', { decision: 'allow' });
+      assert.match(done.html, /Device connected/);
+      const tokens = await polling;
+      assert.equal(jwtClaims(tokens.access_token).sub, tenant.userId);
+      assert.deepEqual(tokens.scope?.split(' ').sort(), ['offline_access', 'openid', 'profile:read']);
+    } finally {
+      stop.abort();
+    }
+
+    // The link of a used code shows the entry form, with the code to correct, and the reason.
+    const used = await new FormBrowser(service.url).go('GET', link);
+    assert.equal(used.status, 400);
+    assert.match(pageError(used.html)!, /not valid/);
+    assert.match(used.html, new RegExp(`id="f-user_code" name="user_code" type="text" value="${device.user_code}"`));
+    // A code typed into the link the way people do (lower case, no dash) is found all the same.
+    const another = await oidc.initiateDeviceAuthorization(cli, { scope: 'openid' });
+    const typed = another.user_code.replace('-', '').toLowerCase();
+    const page = await new FormBrowser(service.url).go('GET', `${service.url}/oauth/device?user_code=${typed}`);
+    assert.equal(page.status, 200);
+    assert.match(page.html, new RegExp(`id="user-code">${another.user_code}<`));
   });
 
   /** The user's side of the device flow: enter the code, confirm, sign in, consent. */

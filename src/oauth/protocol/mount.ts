@@ -13,6 +13,7 @@ import { RequestLimiter } from '../limits.ts';
 import { ENDPOINTS } from '../provider.ts';
 import type { Api } from '../../platform/http/module.ts';
 import { SECURITY_HEADERS } from '../respond.ts';
+import { deviceLinks } from './sources.ts';
 import { userinfoRoute } from './userinfo.ts';
 
 // oidc-provider adds the hash of its one inline script (form_post response mode) to script-src.
@@ -74,6 +75,7 @@ function pinnedOrigin(publicUrl: string): (request: FastifyRequest) => () => voi
 
 export async function mountProtocol(app: Api, ctx: AppContext, provider: Provider): Promise<void> {
   provider.use(handOverUnanswered);
+  provider.use(deviceLinks(ENDPOINTS.code_verification));
   // The library has already rendered its "server_error" answer when it emits this; ours replaces it.
   provider.on('server_error', (kctx, error) => handOver(kctx, error));
   const handle = provider.callback();

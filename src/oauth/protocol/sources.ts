@@ -1,7 +1,9 @@
 // Pages oidc-provider renders itself, through Atrium's templates (pages.ts): the device flow's code
 // entry, confirmation and success pages, sign-out, and the error page of a request that cannot go
 // back to its client. The library calls these "sources"; provider.ts plugs them in.
+import type { IncomingMessage } from 'node:http';
 import type { Client, KoaContextWithOIDC } from 'oidc-provider';
+import { denormalize, normalize } from 'oidc-provider/lib/helpers/user_codes.js';
 import type { Db } from '../../platform/db/engine.ts';
 import { clientBranding } from '../clients.ts';
 import { deviceConfirmPage, deviceInputPage, deviceSuccessPage, errorPage, logoutPage, messagePage, type Page } from '../pages.ts';
@@ -29,9 +31,56 @@ function dropUnstoredSession(kctx: KoaContextWithOIDC): boolean {
   return true;
 }
 
+/** How device codes look: eight letters of the library's base-20 alphabet (no vowels), `BCDF-GHJK`. */
+export const USER_CODE = { charset: 'base-20', mask: '****-****' } as const;
+
+/** Codes that came in a device link, taken off the request before the library's turn (deviceLinks). */
+const linkedCodes = new WeakMap<IncomingMessage, string>();
+
+/**
+ * A device link — `/oauth/device?user_code=…`, the verification_uri_complete the CLI prints — is
+ * answered by oidc-provider with its own unstyled page that submits the code by script
+ * ("Submitting Callback"), and no setting reaches that page. This middleware, in front of the
+ * library, takes the code off the query, so the library renders its code-entry source instead, and
+ * that source (deviceFlowSources) shows the code from the link on Atrium's confirmation page.
+ */
+export function deviceLinks(path: string) {
+  return async (kctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> => {
+    const code = kctx.query.user_code;
+    if (kctx.method === 'GET' && kctx.path === path && typeof code === 'string' && code !== '') {
+      linkedCodes.set(kctx.req, code);
+      const rest = new URLSearchParams(kctx.querystring);
+      rest.delete('user_code');
+      kctx.querystring = rest.toString();
+    }
+    await next();
+  };
+}
+
+/**
+ * The page for a device link: what the library shows after a code is entered — the application that
+ * asks and the code to compare with the device (RFC 8628 §3.3.1) — at once, since the link carried
+ * the code; a code that cannot be approved (unknown, expired, used) is shown in the entry form, to
+ * correct. The form posts to the library like the one it would have submitted, which checks the
+ * code again.
+ */
+async function deviceLinkPage(kctx: KoaContextWithOIDC, db: Db, form: string, linked: string): Promise<Page> {
+  const normalized = normalize(linked);
+  const code = normalized ? await kctx.oidc.provider.DeviceCode.findByUserCode(normalized, { ignoreExpiration: true }) : undefined;
+  if (!code || code.isExpired || code.error || code.accountId || code.inFlight) {
+    return deviceInputPage(form, 'That code is not valid or has expired. Check it and try again.', linked);
+  }
+  return deviceConfirmPage(form, await clientBranding(db, code.clientId), denormalize(normalized, USER_CODE.mask));
+}
+
 export function deviceFlowSources(db: Db) {
   return {
     userCodeInputSource: async (kctx: KoaContextWithOIDC, form: string, out: { user_code?: string } | undefined, err: Error & { userCode?: string } | undefined) => {
+      const linked = err ? undefined : linkedCodes.get(kctx.req);
+      if (linked !== undefined) {
+        render(kctx, await deviceLinkPage(kctx, db, form, linked));
+        return;
+      }
       if (err && dropUnstoredSession(kctx)) {
         render(kctx, messagePage({
           title: 'Connect a device',
