@@ -60,8 +60,7 @@ async function answers(url: string): Promise<boolean> {
  * included. If the test process is killed before its cleanup runs (an interrupted run), npm gets
  * SIGTERM from the parent-death signal and passes it on like any other.
  */
-function npmStart(t: TestContext, settings: Record<string, string>) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'atrium-npm-start-'));
+function npmStart(t: TestContext, settings: Record<string, string>, dataDir = mkdtempSync(join(tmpdir(), 'atrium-npm-start-'))) {
   const env: NodeJS.ProcessEnv = { ...process.env, ATRIUM_DATA_DIR: dataDir, ATRIUM_LOG_LEVEL: 'info', ...settings };
   // A user's shell: none of the outer npm's variables, the embedded database, the default bind address.
   for (const name of Object.keys(env)) if (name.startsWith('npm_')) delete env[name];
@@ -127,6 +126,50 @@ test('Ctrl-C at a terminal (SIGINT to the whole group, npm forwarding it again) 
   await until('no process of `npm start` is left', STOP_TIMEOUT_MS, () => liveMembers(run.pgid).length === 0);
   assert.match(run.output(), /"signal":"SIGINT","msg":"shutting down"/, run.output());
   assert.equal(await answers(health), false, 'the port no longer answers');
+});
+
+/** The server process of a group (`node src/cli/main.ts serve`), by its command line. */
+function serverOf(pgid: number): number {
+  const pid = liveMembers(pgid).find((p) => {
+    try {
+      return readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').some((arg) => arg.endsWith(join('src', 'cli', 'main.ts')));
+    } catch {
+      return false;
+    }
+  });
+  assert.ok(pid, 'the server process is in the group');
+  return pid;
+}
+
+/** Resident and peak resident memory of a process, in MB (Linux /proc). */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]);
+  return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
+}
+
+// Generous bounds (measured: about 450 MB idle on a restart and 550–580 MB after the first run,
+// see docs/benchmarks.md "Memory of the embedded default"); they catch a regression such as
+// PGlite's default 128 MB of shared buffers coming back, or the first run's cluster creation
+// staying resident (730 MB before).
+const IDLE_RSS_BOUND_MB = { 'first run': 680, restart: 560 } as const;
+
+test('the embedded default stays small: idle resident memory after its first run and after a restart', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'atrium-npm-start-'));
+  const figures: string[] = [];
+  for (const phase of ['first run', 'restart'] as const) {
+    const port = await freePort();
+    const run = npmStart(t, { PORT: String(port) }, dataDir);
+    await until('the server answers /healthz', START_TIMEOUT_MS, () => answers(`http://127.0.0.1:${port}/healthz`));
+    await sleep(3000);
+    const memory = memoryOf(serverOf(run.pgid));
+    figures.push(`${phase}: ${memory.rss} MB resident when idle, ${memory.peak} MB at peak`);
+    assert.ok(memory.rss <= IDLE_RSS_BOUND_MB[phase], `${phase}: ${memory.rss} MB resident when idle (bound ${IDLE_RSS_BOUND_MB[phase]} MB)`);
+    process.kill(run.pgid, 'SIGTERM');
+    assert.notEqual(await Promise.race([run.exited, timeout(STOP_TIMEOUT_MS)]), 'timeout');
+    await until('no process of `npm start` is left', STOP_TIMEOUT_MS, () => liveMembers(run.pgid).length === 0);
+  }
+  t.diagnostic(figures.join('; '));
 });
 
 test('`HOST=0.0.0.0 npm start` with the development mailbox is refused, saying why and what to set', async (t) => {

@@ -1,6 +1,6 @@
 // The two database engines behind one Drizzle interface: embedded PGlite in the data dir (default) or
 // PostgreSQL through DATABASE_URL. Both speak the same SQL dialect, so stores never branch on engine.
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
@@ -45,13 +45,28 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     : openPglite(options.dataDir);
 }
 
+/**
+ * PGlite's settings for a small footprint (docs/benchmarks.md, "Memory of the embedded default"):
+ * PostgreSQL's default 128 MB of shared buffers live in the WebAssembly memory, which never shrinks;
+ * 16 MB hold the working set of a self-hosted deployment.
+ */
+const PGLITE_CONF = ['shared_buffers=16MB'];
+
 async function openPglite(dataDir: string): Promise<Database> {
   mkdirSync(dataDir, { recursive: true });
   // PGlite is single-process: a second process on the same directory silently loses writes.
   const lock = acquireDirLock(join(dataDir, 'atrium.pid'));
+  const pgdata = join(dataDir, 'pglite');
   let client: PGlite;
   try {
-    client = await PGlite.create(join(dataDir, 'pglite'));
+    const fresh = !existsSync(join(pgdata, 'PG_VERSION'));
+    client = await PGlite.create(pgdata, { postgresqlconf: PGLITE_CONF });
+    if (fresh) {
+      // Creating the cluster (initdb) leaves hundreds of MB in this instance's memory: start over
+      // on the new directory with a fresh one.
+      await client.close();
+      client = await PGlite.create(pgdata, { postgresqlconf: PGLITE_CONF });
+    }
   } catch (error) {
     lock.release();
     throw error;
