@@ -199,7 +199,7 @@ export async function run(context: BenchContext): Promise<object> {
     for (const engine of context.engines as Engine[]) {
       context.log(`oauth: ${engine}: starting atrium`);
       // The bench signs in a few hundred times a second from one address.
-      const atrium = await context.startAtrium(engine, { ATRIUM_EMAIL_LOGIN: 'true', ATRIUM_DEV_MAILBOX: 'true', ATRIUM_SIGNIN_LIMIT_PER_IP: '999999' });
+      const atrium = await context.startAtrium(engine, { ATRIUM_EMAIL_LOGIN: 'true', ATRIUM_DEV_MAILBOX: 'true', ATRIUM_SIGNIN_LIMIT_PER_IP: '999999', ATRIUM_TOKEN_LIMIT_PER_IP: '999999' });
       try {
         const { project_id: projectId, api_key: apiKey } = atrium.tenant;
         const side: Side = {

@@ -59,6 +59,10 @@ forEachEngine('jobs outbox', (engine) => {
     assert.deepEqual(await jobsOf(t), [], 'finished jobs are removed');
   });
 
+  test('enqueueing an empty list writes nothing and is no error (callers pass what their change produced)', async () => {
+    assert.equal(await database.db.transaction((tx) => enqueue(tx, [])), 0);
+  });
+
   test('run times, handler retries and their records follow the injected clock', async () => {
     const t = topic();
     const clock = new FakeClock();
