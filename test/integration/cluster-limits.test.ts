@@ -76,6 +76,15 @@ forEachEngine('cluster-wide rate limits', (engine) => {
     assert.equal((await counters[0]!.peek([key]))[0]!.count, 40);
   });
 
+  test('hits on one key that wait together are counted together, each in its own place', async () => {
+    const counters = new RateCounters(nth(0).ctx.db);
+    const key = `test:together:${Date.now()}`;
+    const windows = await Promise.all(Array.from({ length: 50 }, () => counters.hit([key, `${key}:b`, key], 60_000)));
+    assert.deepEqual(windows.map(([w]) => w!.count).sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i + 1), 'places 1 to 50, none twice');
+    assert.ok(windows.every(([a, b, c]) => a!.count === b!.count && a!.count === c!.count), 'a hit has the same place in each of its windows');
+    assert.equal((await counters.peek([key]))[0]!.count, 50);
+  });
+
   test('a window ends (injected clock), the count starts again, and ended windows are pruned', async () => {
     let now = Date.parse('2030-01-01T00:00:00Z');
     const counters = new RateCounters(nth(0).ctx.db, () => now);

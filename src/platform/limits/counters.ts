@@ -1,7 +1,12 @@
 // Rate-limit counters in the database, so that N instances on one PostgreSQL give a client the same
-// budget as one: fixed windows, one row per key, counted with one atomic upsert per hit (no read
-// then write, so concurrent requests on different instances never lose a count). Rows of ended
-// windows are reset in place when their key comes back, and pruned in the background otherwise.
+// budget as one: fixed windows, one row per key, counted with atomic upserts (no read then write, so
+// concurrent requests on different instances never lose a count). Rows of ended windows are reset
+// in place when their key comes back, and pruned in the background otherwise.
+//
+// A busy key (one client address hammering the token endpoint) would make every request wait for
+// the row lock of the one before: hits on the same keys that arrive while their previous upsert is
+// on its way travel together in the next one, which adds their number at once. Each hit still gets
+// its own place in the window, exactly as if counted alone.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/engine.ts';
 import { rowsOf } from '../jobs/outbox.ts';
@@ -12,9 +17,18 @@ export interface Window {
   resetAt: number;
 }
 
+/** Hits on the same keys waiting for the next upsert. */
+interface Batch {
+  keys: readonly string[];
+  windowMs: number;
+  waiters: { resolve: (windows: Window[]) => void; reject: (error: unknown) => void }[];
+}
+
 export class RateCounters {
   readonly #db: Db;
   readonly #now: () => number;
+  readonly #waiting = new Map<string, Batch>();
+  readonly #sending = new Set<string>();
 
   constructor(db: Db, now: () => number = Date.now) {
     this.#db = db;
@@ -23,14 +37,50 @@ export class RateCounters {
 
   /** Adds one to each key's current window (`windowMs` long when it starts now); the windows after counting. */
   async hit(keys: readonly string[], windowMs: number): Promise<Window[]> {
+    const unique = [...new Set(keys)];
+    const group = JSON.stringify([unique, windowMs]);
+    const windows = await new Promise<Window[]>((resolve, reject) => {
+      let batch = this.#waiting.get(group);
+      if (!batch) this.#waiting.set(group, (batch = { keys: unique, windowMs, waiters: [] }));
+      batch.waiters.push({ resolve, reject });
+      if (this.#sending.has(group)) return;
+      // Sent after this turn of the event loop has read its sockets, so that requests that arrived
+      // together share the first upsert too (on PGlite a query runs at once, so without this
+      // nothing would ever wait for one in flight).
+      this.#sending.add(group);
+      setImmediate(() => void this.#send(group));
+    });
+    return keys.map((key) => windows[unique.indexOf(key)]!);
+  }
+
+  /** Sends the group's waiting hits, one upsert per round trip, until none waits. */
+  async #send(group: string): Promise<void> {
+    try {
+      for (let batch = this.#waiting.get(group); batch; batch = this.#waiting.get(group)) {
+        this.#waiting.delete(group);
+        const n = batch.waiters.length;
+        try {
+          const windows = await this.#add(batch.keys, n, batch.windowMs);
+          // The i-th hit of the batch holds place count - n + 1 + i of each window.
+          batch.waiters.forEach((waiter, i) => waiter.resolve(windows.map((w) => ({ ...w, count: w.count - n + 1 + i }))));
+        } catch (error) {
+          for (const waiter of batch.waiters) waiter.reject(error);
+        }
+      }
+    } finally {
+      this.#sending.delete(group);
+    }
+  }
+
+  async #add(keys: readonly string[], n: number, windowMs: number): Promise<Window[]> {
     const now = this.#now();
     const start = new Date(now).toISOString();
     const ends = new Date(now + windowMs).toISOString();
     const rows = await this.#db.execute<{ key: string; count: number; window_ends: string | Date }>(sql`
       insert into rate_limits (key, count, window_ends)
-      select k, 1, ${ends}::timestamptz from unnest(${toArray([...new Set(keys)])}::text[]) as k
+      select k, ${n}::int, ${ends}::timestamptz from unnest(${toArray(keys)}::text[]) as k
       on conflict (key) do update set
-        count = case when rate_limits.window_ends <= ${start}::timestamptz then 1 else rate_limits.count + 1 end,
+        count = case when rate_limits.window_ends <= ${start}::timestamptz then excluded.count else rate_limits.count + excluded.count end,
         window_ends = case when rate_limits.window_ends <= ${start}::timestamptz then excluded.window_ends else rate_limits.window_ends end
       returning key, count, window_ends`);
     return byKey(keys, rowsOf(rows), now);
