@@ -59,8 +59,25 @@ export function isRole(value: string): value is Role {
   return (PROJECT_ROLES as readonly string[]).includes(value);
 }
 
-/** Direct roles plus everything they imply, transitively (a developer is an LLM proxy user, who may manage OAuth clients). */
-export function effectiveRoles(direct: readonly string[]): Set<Role> {
+const expanded = new Map<string, ReadonlySet<Role>>();
+
+/**
+ * Direct roles plus everything they imply, transitively (a developer is an LLM proxy user, who may
+ * manage OAuth clients). Asked on every request with one of a few role lists: each list is expanded
+ * once, and the same read-only set returned afterwards.
+ */
+export function effectiveRoles(direct: readonly string[]): ReadonlySet<Role> {
+  const key = direct.join(',');
+  let roles = expanded.get(key);
+  if (!roles) {
+    roles = expand(direct);
+    // Role lists come from a small vocabulary; the bound only guards against odd stored data.
+    if (expanded.size < 1000) expanded.set(key, roles);
+  }
+  return roles;
+}
+
+function expand(direct: readonly string[]): Set<Role> {
   const roles = new Set<Role>(['member']);
   const pending = direct.filter(isRole);
   for (let role = pending.pop(); role !== undefined; role = pending.pop()) {
@@ -97,7 +114,7 @@ export function applyLegacyFlags(direct: readonly Role[], flags: LegacyFlags): R
   return [...roles];
 }
 
-export function legacyFlagsOf(roles: Set<Role>): Required<{ [K in keyof LegacyFlags]: boolean }> {
+export function legacyFlagsOf(roles: ReadonlySet<Role>): Required<{ [K in keyof LegacyFlags]: boolean }> {
   return {
     is_admin: roles.has('admin'),
     is_developer: roles.has('developer'),
@@ -108,7 +125,7 @@ export function legacyFlagsOf(roles: Set<Role>): Required<{ [K in keyof LegacyFl
 }
 
 /** The coarse role the official SDK understands (`GET …/role`). */
-export function primaryRole(roles: Set<Role>): 'admin' | 'developer' | 'member' {
+export function primaryRole(roles: ReadonlySet<Role>): 'admin' | 'developer' | 'member' {
   if (roles.has('admin')) return 'admin';
   if (roles.has('developer')) return 'developer';
   return 'member';
