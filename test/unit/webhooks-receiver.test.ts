@@ -364,6 +364,26 @@ test('verifyWebhookSignature checks raw bytes, both headers, expiry against the 
   assert.equal(await reason(verifyWebhookSignature({ secret: SECRET, body, header: `Bearer ${hs512}` })), 'malformed');
 });
 
+test('each refusal says what was wrong: algorithm, claims, token shape, a digest that is not text', async () => {
+  const body = Buffer.from(ROOM_STARTED, 'utf8');
+  const refusal = async (header: string) => {
+    const error = await verifyWebhookSignature({ secret: SECRET, body, header }).then(() => undefined, (e: unknown) => e);
+    assert.ok(error instanceof WebhookSignatureError, `expected a WebhookSignatureError, got ${String(error)}`);
+    return `${error.reason}: ${error.message}`;
+  };
+  const key = new TextEncoder().encode(SECRET);
+  const exp = Math.floor(Date.now() / 1000) + 60;
+  const digest = createHash('sha256').update(body).digest('hex');
+  const hs384 = await new SignJWT({ sha256: digest, exp }).setProtectedHeader({ alg: 'HS384' }).sign(key);
+  assert.equal(await refusal(`Bearer ${hs384}`), 'malformed: signature must use HS256');
+  const notYet = await new SignJWT({ sha256: digest, exp, nbf: exp }).setProtectedHeader({ alg: 'HS256' }).sign(key);
+  assert.match(await refusal(`Bearer ${notYet}`), /^malformed: signature rejected: .*nbf/);
+  assert.equal(await refusal('Bearer not.a.jwt'), 'malformed: malformed signature token');
+  // A correctly signed token whose digest claim is a number, not the hex text: refused, not a crash.
+  const numeric = await new SignJWT({ sha256: 12345, exp }).setProtectedHeader({ alg: 'HS256' }).sign(key);
+  assert.equal(await refusal(`Bearer ${numeric}`), 'body_mismatch: signature does not match the body');
+});
+
 // --- the command and the example ------------------------------------------------------------
 
 /** Starts a process; lines of its stdout and stderr are awaited by pattern. Killed after 30 s at most. */
