@@ -91,20 +91,39 @@ export interface AttemptRecord {
   nextAttemptAt: Date | null;
 }
 
-/** Appends the attempt and moves the delivery to its new state, in one statement. */
-export async function recordAttempt(db: Db, projectId: string, a: AttemptRecord): Promise<void> {
+/** An attempt of a delivery of a project's webhook. */
+export type ProjectAttempt = AttemptRecord & { projectId: string };
+
+/**
+ * Appends attempts and moves their deliveries to their new states, in one statement however many
+ * (the attempts of the deliveries a worker settles together are written together).
+ */
+export async function recordAttempts(db: Db, attempts: readonly ProjectAttempt[]): Promise<void> {
+  if (attempts.length === 0) return;
+  const input = JSON.stringify(attempts.map((a) => ({
+    project_id: a.projectId, delivery_id: a.deliveryId, attempt: a.attempt, trigger: a.trigger, started_at: a.startedAt.toISOString(),
+    latency_ms: a.latencyMs, succeeded: a.succeeded, http_status: a.httpStatus, response_excerpt: a.responseExcerpt, error: a.error,
+    status: a.status, next_attempt_at: a.nextAttemptAt?.toISOString() ?? null,
+  })));
   await db.execute(sql`
-    with delivery as (
-      update webhook_deliveries set
-        status = ${a.status}, attempt_count = ${a.attempt}, next_attempt_at = ${a.nextAttemptAt?.toISOString() ?? null}::timestamptz,
-        next_trigger = 'scheduled', last_attempt_at = ${a.startedAt.toISOString()}::timestamptz,
-        last_http_status = ${a.httpStatus}::int, last_error = ${a.error}
-      where project_id = ${projectId}::uuid and id = ${a.deliveryId}::uuid
-      returning id
+    with input as (
+      select * from jsonb_to_recordset(${input}::jsonb) as x(project_id uuid, delivery_id uuid, attempt int, trigger text, started_at timestamptz,
+        latency_ms int, succeeded boolean, http_status int, response_excerpt text, error text, status text, next_attempt_at timestamptz)
+    ), delivery as (
+      update webhook_deliveries d set
+        status = i.status, attempt_count = i.attempt, next_attempt_at = i.next_attempt_at, next_trigger = 'scheduled',
+        last_attempt_at = i.started_at, last_http_status = i.http_status, last_error = i.error
+      from input i where d.project_id = i.project_id and d.id = i.delivery_id
+      returning d.id
     )
     insert into webhook_attempts (delivery_id, attempt, trigger, started_at, latency_ms, succeeded, http_status, response_excerpt, error)
-    select id, ${a.attempt}, ${a.trigger}, ${a.startedAt.toISOString()}::timestamptz, ${a.latencyMs}, ${a.succeeded}, ${a.httpStatus}::int, ${a.responseExcerpt}, ${a.error}
-    from delivery`);
+    select i.delivery_id, i.attempt, i.trigger, i.started_at, i.latency_ms, i.succeeded, i.http_status, i.response_excerpt, i.error
+    from input i join delivery on delivery.id = i.delivery_id`);
+}
+
+/** Appends one attempt and moves its delivery to its new state (see `recordAttempts`). */
+export async function recordAttempt(db: Db, projectId: string, a: AttemptRecord): Promise<void> {
+  await recordAttempts(db, [{ ...a, projectId }]);
 }
 
 export async function cancelDelivery(db: Db, projectId: string, deliveryId: string, reason: string): Promise<void> {

@@ -15,7 +15,7 @@ import type { AppContext } from '../../context.ts';
 import type { EventRow } from '../../platform/events/store.ts';
 import { OutboundClient, retryAfterMs, type OutboundResponse } from '../../platform/http/outbound.ts';
 import type { ClaimedJob } from '../../platform/jobs/outbox.ts';
-import { systemClock, type Clock, type JobContext, type JobHandler, type JobResult } from '../../platform/jobs/worker.ts';
+import { recordTogether, systemClock, type Clock, type JobContext, type JobHandler, type JobResult, type RecordWriter } from '../../platform/jobs/worker.ts';
 import { FULL_SCOPE, issueParticipantToken } from '../participant-tokens/service.ts';
 import { roomUrl } from '../rooms/service.ts';
 import { pythonJson, signatureHeader } from './body.ts';
@@ -68,6 +68,7 @@ export function webhookDeliveryHandler(ctx: AppContext, options: DeliveryHandler
   const random = options.random ?? Math.random;
   const settings = ctx.config.webhooks;
   const client = new OutboundClient({ allowPrivate: settings.allowPrivate });
+  const attempts: RecordWriter<deliveries.ProjectAttempt> = { write: (tx, items) => deliveries.recordAttempts(tx, items) };
   // Decrypting is cheap, but every attempt needs it; cache by ciphertext (a new secret is a new key).
   const secrets = new LRUCache<string, string>({ max: 10_000 });
   const decrypt = (box: string) => {
@@ -137,11 +138,15 @@ export function webhookDeliveryHandler(ctx: AppContext, options: DeliveryHandler
       httpStatus: status, responseExcerpt: response ? response.excerpt : null, error,
     };
 
+    if (succeeded && !webhook.failingSince) {
+      // The common case: written together with the other successes of the settlement.
+      return { recordTogether: recordTogether(attempts, { ...base, projectId, status: 'succeeded', nextAttemptAt: null }) };
+    }
     if (succeeded) {
       return {
         record: async (tx) => {
           await deliveries.recordAttempt(tx, projectId, { ...base, status: 'succeeded', nextAttemptAt: null });
-          if (webhook.failingSince) await store.setWebhookHealth(tx, projectId, webhook.id, { failingSince: null });
+          await store.setWebhookHealth(tx, projectId, webhook.id, { failingSince: null });
         },
       };
     }
