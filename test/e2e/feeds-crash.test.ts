@@ -3,8 +3,8 @@
 // message exactly once in each subscription's files, and announces each file once.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtempSync, rmSync, watch } from 'node:fs';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { test } from 'node:test';
@@ -72,9 +72,11 @@ forEachEngine('feed delivery survives SIGKILL', (engine) => {
         });
         const announced = receiver.received.length;
         await receiver.waitFor((all) => all.length >= announced + 30, 60_000);
-        // On PostgreSQL a write takes milliseconds: watch for a reserved batch and kill at once.
-        // (PGlite belongs to the server process; its writes are slow enough to be hit anyway.)
+        // Kill at once when a batch is in flight. On PostgreSQL the test sees the reservation itself;
+        // PGlite belongs to the server process, so there the sign is a file being written (the blob
+        // store writes into .tmp before renaming, and a batch is acknowledged only after that).
         if (watcher) await eventually(async () => (await watcher`select 1 from feed_subscriptions where pending_to_seq is not null limit 1`).length > 0, 30_000, 2).catch(() => undefined);
+        else await fileBeingWritten(join(dataDir, 'blobs', '.tmp'), 30_000);
         await server.kill('SIGKILL');
         stop = true;
         await Promise.all(loops);
@@ -128,3 +130,20 @@ forEachEngine('feed delivery survives SIGKILL', (engine) => {
     }
   });
 });
+
+/** Resolves when a file appears in `folder` (or after `ms`, so a quiet server cannot hang the test). */
+async function fileBeingWritten(folder: string, ms: number): Promise<void> {
+  await mkdir(folder, { recursive: true });
+  const watcher = watch(folder);
+  try {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      watcher.once('change', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  } finally {
+    watcher.close();
+  }
+}
