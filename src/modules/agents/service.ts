@@ -64,7 +64,7 @@ export async function deleteAgent(ctx: AppContext, projectId: string, agentId: s
 
 export async function connectAgent(ctx: AppContext, principal: Principal, access: ProjectAccess, agentName: string) {
   const agent = await getAgent(ctx, access.projectId, agentName);
-  const jwt = await issueParticipantToken(ctx, {
+  const jwt = issueParticipantToken(ctx, {
     projectId: access.projectId,
     name: principal.name,
     grants: [{ name: 'agent', scope: agent.name }, { name: 'role', scope: 'user' }, { name: 'api', scope: FULL_SCOPE }],

@@ -34,7 +34,7 @@ export function participantTokenRoutes(app: Api, ctx: AppContext): void {
     config: { auth: { permission: 'developer' } },
     schema: { tags, summary: 'Mint a participant token for this project', params: ProjectParams, body: TokenCreate, response: { 200: Type.Object({ token: Type.String() }) } },
   }, async (request) => ({
-    token: await issueParticipantToken(ctx, {
+    token: issueParticipantToken(ctx, {
       projectId: request.params.project_id,
       name: request.body.name,
       grants: (request.body.grants ?? []).map((g) => ({ name: g.name, scope: g.scope })),

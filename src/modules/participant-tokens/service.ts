@@ -5,7 +5,7 @@
 // room servers verify offline against /.well-known/jwks.json). Applications may also mint tokens
 // themselves with the SDK from one of our API keys: HS256 keyed by the key's secret, with the key id
 // in the `kid` claim. `validateParticipantToken` accepts both.
-import { decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose';
+import { decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import type { AppContext } from '../../context.ts';
 import { isUuid } from '../../platform/crypto/credentials.ts';
 import { sha256Hex } from '../../platform/crypto/secrets.ts';
@@ -43,15 +43,12 @@ export const USER_SCOPE = Object.fromEntries(
   ['livekit', 'queues', 'messaging', 'dataset', 'memory', 'sync', 'storage', 'containers', 'developer', 'agents', 'secrets', 'services'].map((k) => [k, {}]),
 );
 
-export async function issueParticipantToken(ctx: AppContext, input: { projectId: string; name: string; grants: Grant[]; ttlSeconds?: number }): Promise<string> {
-  const key = ctx.keys.current;
-  return new SignJWT({ name: input.name, grants: input.grants, kid: key.kid, version: TOKEN_VERSION })
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
-    .setSubject(input.projectId)
-    .setIssuer(ctx.config.publicUrl)
-    .setIssuedAt()
-    .setExpirationTime(`${input.ttlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS}s`)
-    .sign(key.privateKey);
+export function issueParticipantToken(ctx: AppContext, input: { projectId: string; name: string; grants: Grant[]; ttlSeconds?: number }): string {
+  const iat = Math.floor(Date.now() / 1000);
+  return ctx.keys.signJwt({
+    name: input.name, grants: input.grants, kid: ctx.keys.current.kid, version: TOKEN_VERSION,
+    sub: input.projectId, iss: ctx.config.publicUrl, iat, exp: iat + (input.ttlSeconds ?? DEFAULT_TOKEN_TTL_SECONDS),
+  });
 }
 
 const invalid = (message: string) => apiError('invalid_token', message);

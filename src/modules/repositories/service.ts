@@ -1,7 +1,6 @@
 // Rules for image repositories: names as the OCI distribution spec defines them, unique in the
 // project; and registry tokens scoped to one repository and to no more actions than the caller holds.
 import { randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
 import type { AppContext } from '../../context.ts';
 import { isUuid } from '../../platform/crypto/credentials.ts';
 import type { Db } from '../../platform/db/engine.ts';
@@ -127,16 +126,10 @@ export async function issueRepositoryToken(ctx: AppContext, principal: Principal
   if (refused.length > 0) throw forbidden(`You may not grant ${refused.join(', ')} on this repository`);
   const issuedAt = Math.floor(Date.now() / 1000);
   const expiresAt = issuedAt + (input.expires_in_seconds ?? 3600);
-  const key = ctx.keys.current;
-  const token = await new SignJWT({ access: [{ type: 'repository', name: registryName(repository), actions }] })
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
-    .setIssuer(ctx.config.publicUrl)
-    .setSubject(principal.name)
-    .setAudience(ctx.config.repositories.registryService)
-    .setIssuedAt(issuedAt)
-    .setNotBefore(issuedAt)
-    .setExpirationTime(expiresAt)
-    .setJti(randomUUID())
-    .sign(key.privateKey);
+  const token = ctx.keys.signJwt({
+    access: [{ type: 'repository', name: registryName(repository), actions }],
+    iss: ctx.config.publicUrl, sub: principal.name, aud: ctx.config.repositories.registryService,
+    iat: issuedAt, nbf: issuedAt, exp: expiresAt, jti: randomUUID(),
+  });
   return { token, expires_at: new Date(expiresAt * 1000).toISOString() };
 }

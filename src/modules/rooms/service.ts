@@ -141,7 +141,7 @@ export function roomUrl(ctx: AppContext, roomName: string): string {
 export async function connectRoom(ctx: AppContext, principal: Principal, access: ProjectAccess, roomName: string) {
   const room = await getRoom(ctx, access.projectId, roomName);
   const scope = await roomScopeFor(ctx, principal, access, room);
-  const jwt = await issueParticipantToken(ctx, {
+  const jwt = issueParticipantToken(ctx, {
     projectId: access.projectId,
     name: principal.name,
     grants: [{ name: 'room', scope: room.name }, { name: 'role', scope: 'user' }, { name: 'api', scope }],

@@ -110,7 +110,7 @@ export async function connectShare(ctx: AppContext, shareId: string, token: stri
   if (secondsLeft <= 0) throw refused();
   const room = await findRoomById(ctx.db, share.projectId, share.roomId);
   if (!room) throw refused();
-  const jwt = await issueParticipantToken(ctx, {
+  const jwt = issueParticipantToken(ctx, {
     projectId: share.projectId,
     // Every guest a participant of its own: rooms tell participants apart by name.
     name: `share-${share.id.slice(0, 8)}-${randomSecret(6)}`,

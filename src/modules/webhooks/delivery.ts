@@ -45,7 +45,7 @@ export async function deliveryBody(ctx: AppContext, webhook: store.WebhookRow, e
   let envelope: Record<string, unknown>;
   if (webhook.action === 'call') {
     const roomName = String(event.data.room_name);
-    const token = await issueParticipantToken(ctx, {
+    const token = issueParticipantToken(ctx, {
       projectId: webhook.projectId,
       name: webhook.name,
       grants: [{ name: 'room', scope: roomName }, { name: 'role', scope: 'agent' }, { name: 'api', scope: FULL_SCOPE }],

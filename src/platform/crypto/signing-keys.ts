@@ -8,7 +8,7 @@
 // yet makes it re-read at once, so a token signed with the new key verifies everywhere at once.
 // Older keys stay published and accepted until they have been superseded for longer than any token
 // lives (ATRIUM_KEY_RETIRE_AFTER_DAYS); a schedule then retires them (`retireSupersededKeys`).
-import { randomUUID } from 'node:crypto';
+import { createPrivateKey, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { desc, isNull, sql } from 'drizzle-orm';
 import { jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../db/columns.ts';
@@ -37,9 +37,14 @@ function activeKeys(db: Db): Promise<KeyRow[]> {
 export interface SigningKey {
   kid: string;
   alg: string;
-  privateKey: CryptoKey;
+  privateKey: KeyObject;
   publicJwk: JWK;
 }
+
+/** How node:crypto signs for each JWS algorithm we issue keys for (JWS wants raw r‖s for ECDSA). */
+const NODE_SIGNING: Record<string, { digest: string; dsaEncoding: 'ieee-p1363' }> = {
+  ES256: { digest: 'sha256', dsaEncoding: 'ieee-p1363' },
+};
 
 type KeyRow = typeof signingKeysTable.$inferSelect;
 
@@ -113,11 +118,12 @@ export class SigningKeys {
         'a database needs the same ATRIUM_SECRET_KEY (or, embedded, the secret.key file of its data dir).',
       );
     }
+    if (!NODE_SIGNING[newest.alg]) throw new ConfigError(`The newest signing key uses ${newest.alg}, which this version cannot sign with`);
     const verifyKeys = new Map(await Promise.all(rows.map(async (r) => [r.kid, (await importJWK(r.publicJwk, r.alg)) as CryptoKey] as const)));
     this.#current = {
       kid: newest.kid,
       alg: newest.alg,
-      privateKey: (await importJWK(JSON.parse(privateJwk) as JWK, newest.alg)) as CryptoKey,
+      privateKey: createPrivateKey({ key: JSON.parse(privateJwk) as JWK & { kty: string }, format: 'jwk' }),
       publicJwk: newest.publicJwk,
     };
     this.#rows = rows;
@@ -162,6 +168,19 @@ export class SigningKeys {
   get current(): SigningKey {
     if (!this.#current) throw new Error('signing keys not loaded');
     return this.#current;
+  }
+
+  /**
+   * A compact JWT of `claims` signed with the current key (header: alg, kid, typ). Built with
+   * node:crypto directly: synchronous, where jose's WebCrypto signing costs a thread-pool round
+   * trip and a structured clone per token. Verifiers read it with any JWT library.
+   */
+  signJwt(claims: Record<string, unknown>): string {
+    const key = this.current;
+    const { digest, dsaEncoding } = NODE_SIGNING[key.alg]!;
+    const header = Buffer.from(JSON.stringify({ alg: key.alg, kid: key.kid, typ: 'JWT' })).toString('base64url');
+    const input = `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+    return `${input}.${sign(digest, Buffer.from(input), { key: key.privateKey, dsaEncoding }).toString('base64url')}`;
   }
 
   /** Private JWKs, newest first, for the OAuth provider's own signing (it signs with the first). */

@@ -8,7 +8,6 @@
 // claims bind the exact body (`sha256`, lowercase hex, as in webhook signatures), the room server
 // (`aud` = ATRIUM_ROOM_SERVER_URL) and the endpoint (`htu`), and expire after five minutes.
 import { createHash, randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
 import type { SigningKeys } from '../crypto/signing-keys.ts';
 import { OutboundClient, retryAfterMs } from './outbound.ts';
 
@@ -56,7 +55,7 @@ export class RoomServerClient {
       'content-type': 'application/json',
       'user-agent': USER_AGENT,
       'atrium-attempt': String(attempt),
-      authorization: `Bearer ${await this.sign(url, bytes, now)}`,
+      authorization: `Bearer ${this.sign(url, bytes, now)}`,
     };
     try {
       const response = await this.#http.post(url, bytes, headers, { timeoutMs: TIMEOUT_MS, excerptBytes: 512, signal });
@@ -73,17 +72,12 @@ export class RoomServerClient {
   }
 
   /** The JWT for one call: ES256 under the current signing key, bound to the body and the endpoint. */
-  async sign(url: URL, body: Uint8Array, now: Date): Promise<string> {
-    const key = this.#keys.current;
+  sign(url: URL, body: Uint8Array, now: Date): string {
     const iat = Math.floor(now.getTime() / 1000);
-    return new SignJWT({ sha256: createHash('sha256').update(body).digest('hex'), htm: 'POST', htu: url.toString() })
-      .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
-      .setIssuer(this.#issuer)
-      .setAudience(this.#baseUrl!)
-      .setIssuedAt(iat)
-      .setExpirationTime(iat + ROOM_SERVER_SIGNATURE_TTL_SECONDS)
-      .setJti(randomUUID())
-      .sign(key.privateKey);
+    return this.#keys.signJwt({
+      sha256: createHash('sha256').update(body).digest('hex'), htm: 'POST', htu: url.toString(),
+      iss: this.#issuer, aud: this.#baseUrl!, iat, exp: iat + ROOM_SERVER_SIGNATURE_TTL_SECONDS, jti: randomUUID(),
+    });
   }
 
   close(): void {
