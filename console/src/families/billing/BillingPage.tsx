@@ -76,7 +76,8 @@ export default function BillingPage() {
   const [subscribing, setSubscribing] = useState<unknown>();
   const params = { params: { path: { project_id: projectId } } };
   const key = projectKey(projectId, 'billing');
-  const balance = useQuery({ queryKey: [...key, 'balance'], queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/balance', params)) });
+  // Usage debits the wallet outside the console: balance and ledger are asked again on every visit.
+  const balance = useQuery({ queryKey: [...key, 'balance'], queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/balance', params)), staleTime: 0 });
   const manage = can('billing_manager');
   const outcome = search.get('checkout');
   /** Sends the browser to the provider's checkout page. */
@@ -144,6 +145,7 @@ export default function BillingPage() {
           { header: 'Balance after', cell: (t) => formatMoney(t.balance_after, balance.data?.currency ?? 'USD') },
         ]}
         rowKey={(t) => t.id}
+        staleTime={0}
         empty="No transactions yet."
       />
       {balance.data && (

@@ -58,6 +58,7 @@ export default function UsagePage() {
   const money = (amount: number) => formatMoney(amount, currency);
   const summary = usage.data ? summarise(usage.data.usage) : undefined;
   const total = summary?.byModel.reduce((sum, m) => sum + m.cost, 0) ?? 0;
+  const requests = summary?.byModel.reduce((sum, m) => sum + m.requests, 0) ?? 0;
   return (
     <Stack>
       <div>
@@ -72,7 +73,7 @@ export default function UsagePage() {
       <ErrorAlert error={usage.error} title="The usage could not be loaded" />
       {summary && (
         <>
-          <Text data-testid="usage-total">{money(total)} in {summary.byModel.reduce((sum, m) => sum + m.requests, 0)} requests</Text>
+          <Text data-testid="usage-total">{money(total)} in {requests} request{requests === 1 ? '' : 's'}</Text>
           <SimpleGrid cols={{ base: 1, lg: 2 }}>
             <ColumnChart title="Cost by day" testId="usage-by-day" bars={summary.byDay.map(([label, cost]) => ({ label, value: cost, text: money(cost) }))} />
             {summary.byModel.length > 0
