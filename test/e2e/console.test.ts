@@ -1,9 +1,11 @@
 // The web console in headless Chromium, as a project owner uses it, on the embedded quick start:
 // first-run setup from an empty database, then rooms, API keys, OAuth clients with their branded
-// consent page, webhooks with deliveries, storage, what a member without rights sees, and
-// sign-out. It measures the console's budgets (docs/benchmarks.md) and leaves screenshots of every
-// main page, light and dark, in test-artifacts/. The steps share one server and one signed-in
-// browser, in order, as a person would go.
+// consent page, webhooks with deliveries, storage, every resource family's pages (feeds delivering
+// into a room's storage, LLM loggers, external OAuth, a room's policy, billing through the local
+// checkout, usage charts…), what a member without rights sees, and sign-out. It measures the
+// console's budgets (docs/benchmarks.md) and leaves screenshots of every main page, light and dark,
+// in test-artifacts/. The steps share one server and one signed-in browser, in order, as a person
+// would go.
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -782,7 +784,7 @@ describe('the web console in Chromium', () => {
     assert.deepEqual(await loggers(), []);
   });
 
-  test('external OAuth: a bad endpoint under its field, register with a write-only secret, edit, delete', async (t) => {
+  test('external OAuth: a bad endpoint under its field, register with a write-only secret, edit, delete; a room\'s own registration', async (t) => {
     if (!ready(t)) return;
     await settle(page);
     const registrations = async () => (await call(service, 'GET', `/accounts/projects/${projectId}/external-oauth`, { token: apiKey })).body.registrations;
@@ -815,6 +817,24 @@ describe('the web console in Chromium', () => {
     await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
     await page.getByText('No external OAuth registrations yet.').waitFor();
     assert.deepEqual(await registrations(), []);
+
+    // A room's own registration, from the room's page: listed under the room only.
+    await nav(page, 'Rooms').click();
+    await page.getByRole('link', { name: 'lobby' }).click();
+    await page.getByRole('navigation', { name: 'In this room' }).getByRole('link', { name: 'External OAuth' }).click();
+    await page.getByRole('heading', { name: 'External OAuth of room lobby' }).waitFor();
+    await page.getByRole('button', { name: 'New registration' }).click();
+    await typeInto(page, /^Client id/, 'room-client');
+    await typeInto(page, /^Authorization endpoint/, 'https://accounts.example.test/authorize');
+    await typeInto(page, /^Token endpoint/, 'https://accounts.example.test/token');
+    await page.getByRole('button', { name: 'Register', exact: true }).click();
+    await page.getByRole('cell', { name: 'room-client' }).waitFor();
+    const inRoom = (await call(service, 'GET', `/accounts/projects/${projectId}/rooms/lobby/external-oauth`, { token: apiKey })).body.registrations;
+    assert.deepEqual(inRoom.map((r: { client_id: string; room_name: string; has_client_secret: boolean }) => [r.client_id, r.room_name, r.has_client_secret]), [['room-client', 'lobby', false]]);
+    assert.deepEqual(await registrations(), [], 'not a project registration');
+    await page.getByRole('row', { name: /room-client/ }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No external OAuth registrations yet.').waitFor();
   });
 
   test('a room\'s access policy: an unknown user under the subject, grant to every member and a user, change roles, revoke', async (t) => {
@@ -866,7 +886,7 @@ describe('the web console in Chromium', () => {
     assert.deepEqual(await grants(), []);
   });
 
-  test('billing: the balance, buy credits through the checkout and back, auto-recharge settings with the API\'s error under the budget', async (t) => {
+  test('billing: the balance, buy credits through the checkout and back, auto-recharge settings with the API\'s error under the budget, a cancelled subscription checkout', async (t) => {
     if (!ready(t)) return;
     await settle(page);
     const balance = async () => (await call(service, 'GET', `/accounts/projects/${projectId}/balance`, { token: apiKey })).body;
@@ -902,8 +922,17 @@ describe('the web console in Chromium', () => {
     await page.getByText(/\$10\.00 when below \$1\.00, at most \$50\.00 a month/).waitFor();
     const set = await balance();
     assert.deepEqual([set.auto_recharge_enabled, set.auto_recharge_amount, set.auto_recharge_threshold, set.monthly_budget], [true, 10, 1, 50]);
-    await page.getByText('Saved payment method').waitFor();
+    await page.getByText('Test card ending 4242').waitFor();
     await shoot(page, 'billing');
+
+    // The subscription's checkout, cancelled: back on the page, nothing bought.
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await page.waitForURL(/\/billing\/checkout\/[0-9a-f-]{36}$/);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.waitForURL(/\/console\/p\/[0-9a-f-]{36}\/billing\?checkout=cancelled$/);
+    await page.getByText('Checkout cancelled').waitFor();
+    assert.equal((await call(service, 'GET', `/accounts/projects/${projectId}/subscription`, { token: apiKey })).body.subscription, null);
+    assert.equal((await balance()).balance, 5);
   });
 
   test('usage: charts by day and by model for seeded usage, a narrower range; the debits are the newest transactions', async (t) => {
