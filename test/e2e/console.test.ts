@@ -1057,6 +1057,14 @@ describe('the web console in Chromium', () => {
     assert.equal(await view.getByRole('button', { name: 'Upload a file' }).count(), 0);
     assert.equal(await view.getByRole('button', { name: 'Delete' }).count(), 0);
     await shoot(view, 'member-storage');
+    // Feeds: a project-visible feed to read, nothing to change, publish or subscribe.
+    await nav(view, 'Feeds').click();
+    await view.getByRole('link', { name: 'orders' }).waitFor();
+    assert.equal(await view.getByRole('button', { name: 'New feed' }).count(), 0);
+    await view.getByRole('link', { name: 'orders' }).click();
+    await view.getByRole('heading', { name: 'Message schema' }).waitFor();
+    for (const name of ['Publish a message', 'Edit', 'Delete']) assert.equal(await view.getByRole('button', { name }).count(), 0, name);
+    assert.equal(await view.getByRole('heading', { name: 'Subscriptions' }).count(), 0);
     await context.close();
   });
 

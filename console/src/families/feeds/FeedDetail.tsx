@@ -5,7 +5,7 @@ import { notifications } from '@mantine/notifications';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { api, unwrap } from '../../api.ts';
+import { ApiError, api, unwrap } from '../../api.ts';
 import { invalidate, projectKey } from '../../app/query.ts';
 import { useProject } from '../../app/project.tsx';
 import { ConfirmButton, DetailHeader, Facts } from '../../ui/actions.tsx';
@@ -153,7 +153,8 @@ export default function FeedDetail() {
         fields={[{ kind: 'json', name: 'message', label: 'Message (JSON)', required: true, description: 'Delivered to every subscription; it must match the feed\'s message schema.' }]}
         initialValues={{ message: '' }}
         submitLabel="Publish"
-        errorField={() => 'message'}
+        // "the message does not match the feed's message_schema at …" (400) is about the message; a paused feed's 409 is not.
+        errorField={(error) => (error instanceof ApiError && error.status === 400 ? 'message' : undefined)}
         submit={async ({ message }) => {
           if (message.trim() === '') throw new Error('message: type a JSON value');
           const accepted = await unwrap(api.POST('/accounts/projects/{project_id}/feeds/{feed_id}/messages', { ...byId, body: JSON.parse(message) as unknown }));
