@@ -1,9 +1,11 @@
 // The web console in headless Chromium, as a project owner uses it, on the embedded quick start:
 // first-run setup from an empty database, then rooms, API keys, OAuth clients with their branded
-// consent page, webhooks with deliveries, storage, what a member without rights sees, and
-// sign-out. It measures the console's budgets (docs/benchmarks.md) and leaves screenshots of every
-// main page, light and dark, in test-artifacts/. The steps share one server and one signed-in
-// browser, in order, as a person would go.
+// consent page, webhooks with deliveries, storage, every resource family's pages (feeds delivering
+// into a room's storage, LLM loggers, external OAuth, a room's policy, billing through the local
+// checkout, usage charts…), what a member without rights sees, and sign-out. It measures the
+// console's budgets (docs/benchmarks.md) and leaves screenshots of every main page, light and dark,
+// in test-artifacts/. The steps share one server and one signed-in browser, in order, as a person
+// would go.
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -12,6 +14,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { priceUsage } from '../../src/modules/billing/service.ts';
 import { setupLink } from '../../src/modules/setup/service.ts';
 import { chromiumLaunchArgs } from '../support/chromium.ts';
 import { startFakeRoomServer, type FakeRoomServer } from '../support/room-server.ts';
@@ -71,7 +74,7 @@ describe('the web console in Chromium', () => {
     // Reports sessions and their telemetry, and ends a session Atrium asks it to terminate.
     roomServer = await startFakeRoomServer();
     // The embedded quick start's defaults: email sign-in, the development mailbox, private webhooks.
-    service = await startTestService('pglite', { ATRIUM_ROOM_SERVER_URL: roomServer.url, ATRIUM_JOBS_POLL_MS: '100', ATRIUM_SCHEDULED_TASKS_MIN_PERIOD_SECONDS: '1', ATRIUM_MAIL_DOMAINS: 'mail.example.test' });
+    service = await startTestService('pglite', { ATRIUM_ROOM_SERVER_URL: roomServer.url, ATRIUM_JOBS_POLL_MS: '100', ATRIUM_SCHEDULED_TASKS_MIN_PERIOD_SECONDS: '1', ATRIUM_MAIL_DOMAINS: 'mail.example.test', ATRIUM_FEEDS_FLUSH_SECONDS: '1' });
     browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumLaunchArgs });
     admin = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     page = await admin.newPage();
@@ -312,6 +315,11 @@ describe('the web console in Chromium', () => {
     assert.ok(described, 'the input is described by its error');
     const message = await target.locator(`[id="${described.split(' ').find((id) => id.endsWith('-error'))}"]`).textContent();
     assert.match(message ?? '', text instanceof RegExp ? text : new RegExp(text));
+  }
+
+  /** Closes a select's open list of options without closing its dialog (Escape would close both). */
+  async function closeDropdown(target: Page) {
+    await target.getByRole('dialog').locator('h2').first().click();
   }
 
   test('services: a project service from a YAML spec, the API\'s error under the editor, edit, a room service from a template, delete', async (t) => {
@@ -660,6 +668,318 @@ describe('the web console in Chromium', () => {
     assert.equal((await call(service, 'POST', `/shares/${shareId}/connect`, { token })).status >= 400, true);
   });
 
+  test('feeds: create one, a subscription into a room, a message refused by the schema then published, and its file in the room\'s storage', async (t) => {
+    if (!ready(t)) return;
+    await settle(page);
+    const api = (path: string) => call(service, 'GET', `/accounts/projects/${projectId}${path}`, { token: apiKey });
+    await nav(page, 'Feeds').click();
+    await page.getByText('No feeds yet.').waitFor();
+    await page.getByRole('button', { name: 'New feed' }).click();
+    await typeInto(page, /^Name/, 'orders');
+    await page.getByRole('combobox', { name: /^Visibility/ }).click();
+    await page.getByRole('option', { name: 'project' }).click();
+    await typeInto(page, /^Message schema/, '{"type": "object", "required": ["id"], "properties": {"id": {"type": "integer"}}}');
+    await typeInto(page, /^Annotations/, '{"team": "ops"}');
+    await page.getByRole('button', { name: 'Create feed' }).click();
+    await page.getByRole('heading', { name: 'orders' }).waitFor();
+    const feedId = /\/feeds\/([0-9a-f-]{36})$/.exec(page.url())![1]!;
+    const created = (await api(`/feeds/${feedId}`)).body.feed;
+    assert.deepEqual([created.visibility, created.annotations, created.message_schema.required], ['project', { team: 'ops' }, ['id']]);
+
+    // A subscription: a room that does not exist is named under the room; then lobby's feeds/orders.
+    await page.getByText('No subscriptions yet.').waitFor();
+    await page.getByRole('button', { name: 'New subscription' }).click();
+    await typeInto(page, /^Room/, 'nowhere');
+    await typeInto(page, /^Path/, 'feeds/orders');
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await fieldError(page, /^Room/, /no room named "nowhere"/);
+    await typeInto(page, /^Room/, 'lobby');
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await page.getByRole('cell', { name: 'lobby', exact: true }).waitFor();
+    await page.getByRole('row', { name: /lobby/ }).getByRole('button', { name: 'Edit' }).click();
+    await typeInto(page, /^File name format/, 'YYYY-MM-DD_hh_mm_ss');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'YYYY-MM-DD_hh_mm_ss' }).waitFor();
+    const [subscription] = (await api(`/feeds/${feedId}/subscriptions`)).body.subscriptions;
+    assert.deepEqual([subscription.room, subscription.path, subscription.filename_datetime_format], ['lobby', 'feeds/orders', 'YYYY-MM-DD_hh_mm_ss']);
+
+    // Publish: the schema's refusal under the message, then a message that matches.
+    await page.getByRole('button', { name: 'Publish a message' }).click();
+    await typeInto(page, /^Message/, '{"id": "not a number"}');
+    await page.getByRole('button', { name: 'Publish', exact: true }).click();
+    await fieldError(page, /^Message/, /does not match the feed's message_schema/);
+    await typeInto(page, /^Message/, '{"id": 42, "status": "paid"}');
+    await page.getByRole('button', { name: 'Publish', exact: true }).click();
+    await page.getByRole('status').getByText(/Published as message \d+/).waitFor();
+    await shoot(page, 'feed');
+
+    // Delivery goes through the outbox (a file a second after the first message): wait for the file
+    // to exist, then see it on the storage page the subscription's path links to.
+    const folder = 'rooms/lobby/feeds/orders';
+    let file = '';
+    await until('the subscription wrote its file', async () => {
+      const listed = await call(service, 'GET', `/projects/${projectId}/storage?path=${encodeURIComponent(folder)}`, { token: apiKey });
+      file = (listed.body?.files as { name: string; path: string }[] | undefined)?.find((f) => f.name.endsWith('.jsonl'))?.path ?? '';
+      return file !== '';
+    }, 30_000);
+    assert.match(file, /^rooms\/lobby\/feeds\/orders\/\d{4}-\d{2}-\d{2}_\d{2}_\d{2}_\d{2}_[0-9a-f]{8}_\d{12}\.jsonl$/);
+    const content = await fetch(`${service.url}/projects/${projectId}/storage/download?path=${encodeURIComponent(file)}`, { headers: { authorization: `Bearer ${apiKey}` } });
+    assert.equal((await content.text()).trim(), '{"id":42,"status":"paid"}');
+    await page.getByRole('link', { name: folder }).click();
+    await page.getByRole('cell', { name: file.split('/').at(-1)! }).waitFor();
+
+    // Pause it (edit), see it paused, resume; delete the subscription.
+    await page.goBack();
+    await page.getByRole('heading', { name: 'orders' }).waitFor();
+    await page.getByRole('button', { name: 'Edit' }).first().click();
+    await page.getByRole('switch', { name: 'Paused' }).click();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: /^paused/ }).waitFor();
+    assert.equal((await api(`/feeds/${feedId}`)).body.feed.paused, true);
+    assert.ok(await page.getByRole('button', { name: 'Publish a message' }).isDisabled());
+    await page.getByRole('button', { name: 'Edit' }).first().click();
+    await page.getByRole('switch', { name: 'Paused' }).click();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'active', exact: true }).waitFor();
+    await page.getByRole('row', { name: /lobby/ }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No subscriptions yet.').waitFor();
+    assert.equal((await api(`/feeds/${feedId}/subscriptions`)).body.total, 0);
+    await nav(page, 'Feeds').click();
+    await page.getByRole('link', { name: 'orders' }).waitFor();
+    await shoot(page, 'feeds');
+  });
+
+  test('LLM loggers: the parser\'s error under the filter, create into a feed, edit, delete', async (t) => {
+    if (!ready(t)) return;
+    await settle(page);
+    const loggers = async () => (await call(service, 'GET', `/accounts/projects/${projectId}/llm-loggers`, { token: apiKey })).body.loggers;
+    await nav(page, 'LLM loggers').click();
+    await page.getByText('No LLM loggers yet.').waitFor();
+    await page.getByRole('button', { name: 'New LLM logger' }).click();
+    assert.equal(await page.getByRole('combobox', { name: /^Destination feed/ }).inputValue(), 'orders');
+    await typeInto(page, /^Filter expression/, "provider == 'openai' &&");
+    await page.getByRole('button', { name: 'Create logger' }).click();
+    await fieldError(page, /^Filter expression/, /filter_expression is not valid JMESPath: ./);
+    await shoot(page, 'llm-logger-form');
+    await typeInto(page, /^Filter expression/, "provider == 'openai' && usage.output_tokens > `1000`");
+    await page.getByRole('button', { name: 'Create logger' }).click();
+    await page.getByRole('heading', { name: 'Logger to orders' }).waitFor();
+    const [logger] = await loggers();
+    assert.equal(logger.filter_expression, "provider == 'openai' && usage.output_tokens > `1000`");
+    assert.equal(logger.paused, false);
+    await page.getByRole('button', { name: 'Edit' }).click();
+    await page.getByRole('switch', { name: 'Paused' }).click();
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'paused', exact: true }).waitFor();
+    assert.equal((await loggers())[0].paused, true);
+    await shoot(page, 'llm-logger');
+    await nav(page, 'LLM loggers').click();
+    await page.getByRole('cell', { name: 'orders' }).waitFor();
+    await shoot(page, 'llm-loggers');
+    await page.getByRole('link', { name: /provider == 'openai'/ }).click();
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No LLM loggers yet.').waitFor();
+    assert.deepEqual(await loggers(), []);
+  });
+
+  test('external OAuth: a bad endpoint under its field, register with a write-only secret, edit, delete; a room\'s own registration', async (t) => {
+    if (!ready(t)) return;
+    await settle(page);
+    const registrations = async () => (await call(service, 'GET', `/accounts/projects/${projectId}/external-oauth`, { token: apiKey })).body.registrations;
+    await nav(page, 'External OAuth').click();
+    await page.getByText('No external OAuth registrations yet.').waitFor();
+    await page.getByRole('button', { name: 'New registration' }).click();
+    await typeInto(page, /^Client id/, 'Iv1.console');
+    await typeInto(page, /^Client secret/, 'gh-secret-value');
+    await typeInto(page, /^Authorization endpoint/, 'github.com/login/oauth/authorize');
+    await typeInto(page, /^Token endpoint/, 'https://github.com/login/oauth/access_token');
+    await page.getByRole('button', { name: 'Register', exact: true }).click();
+    await fieldError(page, /^Authorization endpoint/, /must be an absolute http\(s\) URL/);
+    await typeInto(page, /^Authorization endpoint/, 'https://github.com/login/oauth/authorize');
+    await page.getByRole('combobox', { name: 'Scopes' }).fill('read:user');
+    await page.getByRole('combobox', { name: 'Scopes' }).press('Enter');
+    await page.getByRole('button', { name: 'Register', exact: true }).click();
+    await page.getByRole('cell', { name: 'Iv1.console' }).waitFor();
+    const [registration] = await registrations();
+    assert.deepEqual([registration.has_client_secret, registration.oauth.scopes, registration.room_name], [true, ['read:user'], null]);
+    assert.ok(!(await page.content()).includes('gh-secret-value'), 'the secret is not on the page');
+    await page.getByRole('row', { name: /Iv1.console/ }).getByRole('button', { name: 'Edit' }).click();
+    assert.equal(await page.getByLabel(/^New client secret/).inputValue(), '');
+    await typeInto(page, /^Delegated to/, 'support-agent');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('cell', { name: 'support-agent' }).waitFor();
+    const [edited] = await registrations();
+    assert.deepEqual([edited.delegated_to, edited.has_client_secret], ['support-agent', true], 'an empty secret keeps the stored one');
+    await shoot(page, 'external-oauth');
+    await page.getByRole('row', { name: /Iv1.console/ }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No external OAuth registrations yet.').waitFor();
+    assert.deepEqual(await registrations(), []);
+
+    // A room's own registration, from the room's page: listed under the room only.
+    await nav(page, 'Rooms').click();
+    await page.getByRole('link', { name: 'lobby' }).click();
+    await page.getByRole('navigation', { name: 'In this room' }).getByRole('link', { name: 'External OAuth' }).click();
+    await page.getByRole('heading', { name: 'External OAuth of room lobby' }).waitFor();
+    await page.getByRole('button', { name: 'New registration' }).click();
+    await typeInto(page, /^Client id/, 'room-client');
+    await typeInto(page, /^Authorization endpoint/, 'https://accounts.example.test/authorize');
+    await typeInto(page, /^Token endpoint/, 'https://accounts.example.test/token');
+    await page.getByRole('button', { name: 'Register', exact: true }).click();
+    await page.getByRole('cell', { name: 'room-client' }).waitFor();
+    const inRoom = (await call(service, 'GET', `/accounts/projects/${projectId}/rooms/lobby/external-oauth`, { token: apiKey })).body.registrations;
+    assert.deepEqual(inRoom.map((r: { client_id: string; room_name: string; has_client_secret: boolean }) => [r.client_id, r.room_name, r.has_client_secret]), [['room-client', 'lobby', false]]);
+    assert.deepEqual(await registrations(), [], 'not a project registration');
+    await page.getByRole('row', { name: /room-client/ }).getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No external OAuth registrations yet.').waitFor();
+  });
+
+  test('a room\'s access policy: an unknown user under the subject, grant to every member and a user, change roles, revoke', async (t) => {
+    if (!ready(t)) return;
+    await settle(page);
+    const roomId = (await call(service, 'GET', `/accounts/projects/${projectId}/rooms/lobby`, { token: apiKey })).body.id as string;
+    const grants = async () => (await call(service, 'GET', `/accounts/projects/${projectId}/policies/resources/room/${roomId}`, { token: apiKey })).body.access_grants as { subject: { type: string; email?: string; relation?: string }; direct_roles: string[] }[];
+    await nav(page, 'Rooms').click();
+    await page.getByRole('link', { name: 'lobby' }).click();
+    await page.getByRole('navigation', { name: 'In this room' }).getByRole('link', { name: 'Access policy' }).click();
+    await page.getByRole('heading', { name: 'Access policy of room lobby' }).waitFor();
+    await page.getByText('No one holds a role on this room').waitFor();
+
+    await page.getByRole('button', { name: 'Grant roles' }).click();
+    await typeInto(page, /^Email or id/, 'stranger@example.test');
+    await page.getByRole('button', { name: 'Grant', exact: true }).click();
+    await fieldError(page, /^Email or id/, /Project user/);
+    await typeInto(page, /^Email or id/, ADMIN.email);
+    await page.getByRole('combobox', { name: /^Roles/ }).click();
+    await page.getByRole('option', { name: 'operator', exact: true }).click();
+    await closeDropdown(page);
+    await page.getByRole('button', { name: 'Grant', exact: true }).click();
+    await page.getByRole('cell', { name: new RegExp(ADMIN.email) }).waitFor();
+
+    await page.getByRole('button', { name: 'Grant roles' }).click();
+    await page.getByRole('combobox', { name: /^Subject/ }).click();
+    await page.getByRole('option', { name: 'Every project member' }).click();
+    await page.getByRole('button', { name: 'Grant', exact: true }).click();
+    await page.getByRole('cell', { name: 'every project member' }).waitFor();
+    const granted = await grants();
+    assert.deepEqual(granted.map((g) => [g.subject.type, [...g.direct_roles].sort()]).sort(), [['user', ['operator', 'viewer']], ['userset', ['viewer']]]);
+    await shoot(page, 'room-policy');
+
+    // Change the members' roles to list only; revoke the user's.
+    await page.getByRole('row', { name: /every project member/ }).getByRole('button', { name: 'Change roles' }).click();
+    await page.getByRole('combobox', { name: /^Roles/ }).click();
+    await page.getByRole('option', { name: 'list', exact: true }).click();
+    await page.getByRole('option', { name: 'viewer', exact: true }).click();
+    await closeDropdown(page);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('row', { name: /every project member/ }).getByRole('cell', { name: 'list', exact: true }).waitFor();
+    await page.getByRole('row', { name: new RegExp(ADMIN.email) }).getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+    await until('the user\'s binding is gone', async () => (await page.getByRole('cell', { name: new RegExp(ADMIN.email) }).count()) === 0);
+    assert.deepEqual((await grants()).map((g) => [g.subject.type, g.direct_roles]), [['userset', ['list']]]);
+    await page.getByRole('row', { name: /every project member/ }).getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText('No one holds a role on this room').waitFor();
+    assert.deepEqual(await grants(), []);
+  });
+
+  test('billing: the balance, buy credits through the checkout and back, auto-recharge settings with the API\'s error under the budget, a cancelled subscription checkout', async (t) => {
+    if (!ready(t)) return;
+    await settle(page);
+    const balance = async () => (await call(service, 'GET', `/accounts/projects/${projectId}/balance`, { token: apiKey })).body;
+    await nav(page, 'Billing').click();
+    await page.getByRole('heading', { name: 'Billing' }).waitFor();
+    await page.getByTestId('balance').getByText('$0.00').waitFor();
+    await page.getByText('No transactions yet.').waitFor();
+
+    // Buy credits: the browser goes to the checkout URL (the local provider's page), pays, and comes back.
+    await page.getByRole('button', { name: 'Buy credits' }).click();
+    await typeInto(page, /^Credits/, '5');
+    await page.getByRole('button', { name: 'Go to checkout' }).click();
+    await page.waitForURL(/\/billing\/checkout\/[0-9a-f-]{36}$/);
+    assert.equal(await page.textContent('#amount'), 'Total: 5 USD');
+    await page.getByLabel(/ending 4242/).check();
+    await page.getByRole('button', { name: 'Pay' }).click();
+    await page.waitForURL(/\/console\/p\/[0-9a-f-]{36}\/billing\?checkout=done$/);
+    await page.getByText('Checkout complete').waitFor();
+    await page.getByTestId('balance').getByText('$5.00').waitFor();
+    await page.getByRole('cell', { name: 'credit purchase' }).waitFor();
+    assert.equal((await balance()).balance, 5);
+
+    // Auto-recharge: a budget below the amount is the API's 400, under the budget.
+    await page.getByRole('button', { name: 'Auto-recharge settings' }).click();
+    await page.getByRole('switch', { name: 'Recharge automatically' }).click();
+    await typeInto(page, /^Amount/, '10');
+    await typeInto(page, /^Threshold/, '1');
+    await typeInto(page, /^Monthly budget/, '5');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await fieldError(page, /^Monthly budget/, /monthly_budget must be at least amount/);
+    await typeInto(page, /^Monthly budget/, '50');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByText(/\$10\.00 when below \$1\.00, at most \$50\.00 a month/).waitFor();
+    const set = await balance();
+    assert.deepEqual([set.auto_recharge_enabled, set.auto_recharge_amount, set.auto_recharge_threshold, set.monthly_budget], [true, 10, 1, 50]);
+    await page.getByText('Test card ending 4242').waitFor();
+    await shoot(page, 'billing');
+
+    // The subscription's checkout, cancelled: back on the page, nothing bought.
+    await page.getByRole('button', { name: 'Subscribe' }).click();
+    await page.waitForURL(/\/billing\/checkout\/[0-9a-f-]{36}$/);
+    await page.getByRole('button', { name: 'Cancel' }).click();
+    await page.waitForURL(/\/console\/p\/[0-9a-f-]{36}\/billing\?checkout=cancelled$/);
+    await page.getByText('Checkout cancelled').waitFor();
+    assert.equal((await call(service, 'GET', `/accounts/projects/${projectId}/subscription`, { token: apiKey })).body.subscription, null);
+    assert.equal((await balance()).balance, 5);
+  });
+
+  test('usage: charts by day and by model for seeded usage, a narrower range; the debits are the newest transactions', async (t) => {
+    if (!ready(t)) return;
+    await settle(page);
+    // Three priced calls: two models, today and two days ago.
+    const seed = [
+      { id: 1, model: 'gpt-4o-mini', provider: 'openai', daysAgo: 0, input: 1000, output: 500 },
+      { id: 2, model: 'gpt-4o-mini', provider: 'openai', daysAgo: 2, input: 20000, output: 4000 },
+      { id: 3, model: 'gpt-4.1', provider: 'openai', daysAgo: 2, input: 3000, output: 1000 },
+    ];
+    for (const call of seed) {
+      await service.ctx.db.transaction((tx) => priceUsage(service.ctx, tx, projectId, {
+        request_id: `20000000-0000-4000-8000-00000000000${call.id}`, provider: call.provider, endpoint: '/v1/chat/completions', model: call.model, usage_source: 'provider',
+        usage: { input_tokens: call.input, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: call.output, reasoning_tokens: 0 }, user: null, annotations: {},
+        started_at: new Date(Date.now() - call.daysAgo * 86_400_000).toISOString(),
+      }));
+    }
+    await nav(page, 'Usage').click();
+    await page.getByRole('heading', { name: 'Usage' }).waitFor();
+    const byDay = page.getByTestId('usage-by-day');
+    const byModel = page.getByTestId('usage-by-model');
+    await byModel.waitFor();
+    assert.equal(await byDay.getByTestId('column').count(), 30, 'a column per day of the last 30');
+    assert.equal(await byModel.getByTestId('bar').first().locator('p').first().textContent(), 'gpt-4.1', 'the costliest model first');
+    assert.equal(await byModel.getByTestId('bar').count(), 2);
+    await page.getByText(/in 3 requests$/).waitFor();
+    await page.getByRole('cell', { name: '21,000' }).waitFor();
+    await shoot(page, 'usage');
+
+    // Today only: one model, one column.
+    const today = new Date().toISOString().slice(0, 10);
+    await page.getByLabel('From').fill(today);
+    await page.getByText(/in 1 request$/).waitFor();
+    assert.equal(await byDay.getByTestId('column').count(), 1);
+    assert.equal(await byModel.getByTestId('bar').count(), 1);
+
+    // The debits show on the billing page, newest first.
+    await nav(page, 'Billing').click();
+    await page.getByRole('cell', { name: 'usage debit' }).first().waitFor();
+    await page.getByTestId('balance').getByText(/^\$4\.98/).waitFor();
+    const types = await page.getByTestId('list-scroller').locator('tbody tr td:nth-child(2)').allTextContents();
+    assert.equal(types.length, 4);
+    assert.equal(types.at(-1), 'credit purchase', 'the purchase is the oldest');
+    await shoot(page, 'transactions');
+  });
+
   test('the remaining pages: managed agents, members, OAuth clients, profile', async (t) => {
     if (!ready(t)) return;
     await settle(page);
@@ -726,7 +1046,7 @@ describe('the web console in Chromium', () => {
     await signIn(view, member.email, 'correct horse battery staple');
     await view.getByRole('link', { name: 'lobby' }).waitFor();
     const entries = await view.getByRole('navigation', { name: 'Project' }).getByRole('link').allTextContents();
-    assert.deepEqual(entries, ['Project', 'Rooms', 'Managed agents', 'Storage']);
+    assert.deepEqual(entries, ['Project', 'Rooms', 'Managed agents', 'Storage', 'Feeds']);
     assert.equal(await view.getByRole('button', { name: 'New room' }).count(), 0);
     await view.getByRole('link', { name: 'lobby' }).click();
     await view.getByRole('button', { name: 'Connect' }).waitFor();
@@ -737,6 +1057,14 @@ describe('the web console in Chromium', () => {
     assert.equal(await view.getByRole('button', { name: 'Upload a file' }).count(), 0);
     assert.equal(await view.getByRole('button', { name: 'Delete' }).count(), 0);
     await shoot(view, 'member-storage');
+    // Feeds: a project-visible feed to read, nothing to change, publish or subscribe.
+    await nav(view, 'Feeds').click();
+    await view.getByRole('link', { name: 'orders' }).waitFor();
+    assert.equal(await view.getByRole('button', { name: 'New feed' }).count(), 0);
+    await view.getByRole('link', { name: 'orders' }).click();
+    await view.getByRole('heading', { name: 'Message schema' }).waitFor();
+    for (const name of ['Publish a message', 'Edit', 'Delete']) assert.equal(await view.getByRole('button', { name }).count(), 0, name);
+    assert.equal(await view.getByRole('heading', { name: 'Subscriptions' }).count(), 0);
     await context.close();
   });
 

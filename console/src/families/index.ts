@@ -1,7 +1,11 @@
 // The families the console shows, in navigation order. One line per family (docs/console.md).
 import { agents } from './agents/index.ts';
 import { apiKeys } from './api-keys/index.ts';
+import { billing } from './billing/index.ts';
+import { externalOAuth } from './external-oauth/index.ts';
 import type { Family } from './family.ts';
+import { feeds } from './feeds/index.ts';
+import { llmLoggers } from './llm-loggers/index.ts';
 import { mailboxes } from './mailboxes/index.ts';
 import { members } from './members/index.ts';
 import { oauthClients } from './oauth-clients/index.ts';
@@ -15,6 +19,7 @@ import { services } from './services/index.ts';
 import { sessions } from './sessions/index.ts';
 import { shares } from './shares/index.ts';
 import { storage } from './storage/index.ts';
+import { usage } from './usage/index.ts';
 import { webhooks } from './webhooks/index.ts';
 
 export const families: readonly Family[] = [
@@ -34,4 +39,9 @@ export const families: readonly Family[] = [
   mailboxes,
   repositories,
   shares,
+  feeds,
+  llmLoggers,
+  externalOAuth,
+  billing,
+  usage,
 ];

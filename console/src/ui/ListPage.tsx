@@ -40,6 +40,8 @@ export interface ListPageProps<T> {
   empty: ReactNode;
   /** Ask again every so many milliseconds while shown (a live list). */
   refetchInterval?: number;
+  /** How long rows count as fresh (the console's default: 10 s); 0 asks again on every visit, for lists that change outside the console (a ledger). */
+  staleTime?: number;
 }
 
 const PAGE_SIZES = ['25', '100', '1000'];
@@ -52,14 +54,14 @@ export function pageLocally<T>(items: readonly T[], page: PageRequest, text: (it
   return { items: matching.slice(page.offset, page.offset + page.limit), total: matching.length };
 }
 
-export function ListPage<T>({ title, description, queryKey, load, columns, rowKey, rowLink, actions, filterLabel = 'Filter by name', empty, refetchInterval }: ListPageProps<T>) {
+export function ListPage<T>({ title, description, queryKey, load, columns, rowKey, rowLink, actions, filterLabel = 'Filter by name', empty, refetchInterval, staleTime }: ListPageProps<T>) {
   const [filter, setFilter] = useState('');
   const [debounced] = useDebouncedValue(filter, 250);
   const [pageSize, setPageSize] = useState(PAGE_SIZES[0]!);
   const [page, setPage] = useState(1);
   const limit = Number(pageSize);
   const request: PageRequest = { offset: (page - 1) * limit, limit, filter: debounced.trim() };
-  const query = useQuery({ queryKey: [...queryKey, request], queryFn: () => load(request), placeholderData: keepPreviousData, ...(refetchInterval ? { refetchInterval } : {}) });
+  const query = useQuery({ queryKey: [...queryKey, request], queryFn: () => load(request), placeholderData: keepPreviousData, ...(refetchInterval ? { refetchInterval } : {}), ...(staleTime !== undefined ? { staleTime } : {}) });
   const items = query.data?.items ?? [];
   const pages = Math.max(1, Math.ceil((query.data?.total ?? 0) / limit));
 

@@ -14,3 +14,13 @@ export function formatBytes(bytes: number | null | undefined): string {
   }
   return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
 }
+
+/** An amount of the project's currency as the API gives it (a decimal number), in the reader's locale. */
+export function formatMoney(amount: number | null | undefined, currency: string): string {
+  if (amount === null || amount === undefined) return '—';
+  try {
+    return new Intl.NumberFormat(undefined, { style: 'currency', currency, minimumFractionDigits: 2, maximumFractionDigits: 6 }).format(amount);
+  } catch {
+    return `${amount} ${currency}`;
+  }
+}

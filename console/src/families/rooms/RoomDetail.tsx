@@ -81,10 +81,15 @@ export default function RoomDetail() {
   );
 }
 
-/** The room's own resources (services, secrets…), each a family's pages in the room's scope. */
+/** The room's own resources (services, secrets…), each a family's pages in the room's scope, and its access policy. */
 function RoomResources({ roomName }: { roomName: string }) {
   const { can, path } = useProject();
-  const links = ([['services', 'Services', 'service_inventory'], ['secrets', 'Secrets', 'secret_inventory']] as const).filter(([, , role]) => can(role));
+  const links = ([
+    ['services', 'Services', 'service_inventory'],
+    ['secrets', 'Secrets', 'secret_inventory'],
+    ['external-oauth', 'External OAuth', 'external_oauth_inventory'],
+    ['policy', 'Access policy', 'developer'],
+  ] as const).filter(([, , role]) => can(role));
   if (links.length === 0) return null;
   return (
     <Group aria-label="In this room" role="navigation">

@@ -8,5 +8,6 @@ export const rooms: Family = {
   routes: [
     lazyPage('rooms', () => import('./RoomList.tsx')),
     lazyPage('rooms/:roomName', () => import('./RoomDetail.tsx')),
+    lazyPage('rooms/:roomName/policy', () => import('./RoomPolicy.tsx')),
   ],
 };
