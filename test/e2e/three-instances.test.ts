@@ -20,7 +20,7 @@ import { EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, jwtClaims
 import { roundRobin, type RoundRobin } from '../support/proxy.ts';
 import { startLocalS3, type LocalS3 } from '../support/s3.ts';
 import { call, isolatedDatabase } from '../support/service.ts';
-import { atriumCommand, childEnv, eventually, sleep, spawnAtrium, startReceiver, verifyDelivery, type AtriumChild, type Receiver } from '../support/webhooks.ts';
+import { atriumCommand, childEnv, sleep, spawnAtrium, startReceiver, verifyDelivery, type AtriumChild, type Receiver } from '../support/webhooks.ts';
 
 // The SDK's "import" build does not load on Node 24 (see test/e2e/sdk.test.ts): require() it.
 const require = createRequire(import.meta.url);
@@ -29,6 +29,7 @@ const { Meshagent, RoomException } = require('@meshagent/meshagent') as typeof S
 const PASSWORD = 'correct horse battery staple';
 const EMAIL = `three-${randomUUID()}@example.test`;
 const CACHE_SECONDS = 1;
+const REFRESH_SECONDS = 1;
 
 describe('three atrium serve processes behind a round-robin proxy', { timeout: 120_000 }, () => {
   let s3: LocalS3;
@@ -54,7 +55,7 @@ describe('three atrium serve processes behind a round-robin proxy', { timeout: 1
     env = {
       ...childEnv('postgres', dataDir, database), ...s3.env, ...EMAIL_LOGIN_ENV,
       ATRIUM_PUBLIC_URL: proxy.url, ATRIUM_TRUST_PROXY: '1', ATRIUM_AUTH_CACHE_SECONDS: String(CACHE_SECONDS),
-      ATRIUM_KEY_REFRESH_SECONDS: '1', ATRIUM_JOBS_POLL_MS: '200', ATRIUM_JOBS_BATCH_SIZE: '10',
+      ATRIUM_KEY_REFRESH_SECONDS: String(REFRESH_SECONDS), ATRIUM_JOBS_POLL_MS: '200', ATRIUM_JOBS_BATCH_SIZE: '10',
     };
     boot = JSON.parse(atriumCommand(['bootstrap', '--email', EMAIL, '--password', PASSWORD, '--project', 'three', '--json'], env));
     instances = await Promise.all([0, 1, 2].map(() => spawnAtrium(env)));
@@ -134,13 +135,10 @@ describe('three atrium serve processes behind a round-robin proxy', { timeout: 1
     // Every process has the key in its cache.
     for (const instance of instances) assert.equal((await rooms(instance)).status, 200);
     assert.equal((await call(instances[1]!, 'DELETE', `${project()}/api-keys/${created.body.id}`, { token: boot.api_key })).status, 200);
-    const revokedAt = Date.now();
-    for (const instance of [instances[0]!, instances[2]!]) {
-      await eventually(async () => (await rooms(instance)).status === 401, 10_000, 50);
-      const after = Date.now() - revokedAt;
-      assert.ok(after <= CACHE_SECONDS * 1000 + 500, `refused ${after} ms after the revocation`);
-    }
-    for (const instance of instances) assert.equal((await rooms(instance)).status, 401);
+    // Every cache entry was written before the revocation, so one cache time after it a request is
+    // refused by every process, whichever took the revocation.
+    await sleep(CACHE_SECONDS * 1000 + 50);
+    for (const [i, instance] of instances.entries()) assert.equal((await rooms(instance)).status, 401, `instance ${i}`);
   });
 
   test('an OAuth authorization-code + PKCE sign-in whose steps land on different processes', async (t) => {
@@ -218,18 +216,14 @@ describe('three atrium serve processes behind a round-robin proxy', { timeout: 1
     assert.ok(before.every((token) => decodeProtectedHeader(token).kid === oldKid));
 
     const rotated = JSON.parse(atriumCommand(['keys', 'rotate'], env)) as { kid: string; signing_within_seconds: number };
-    assert.equal(rotated.signing_within_seconds, 1);
+    assert.equal(rotated.signing_within_seconds, REFRESH_SECONDS);
     assert.notEqual(rotated.kid, oldKid);
-    const rotatedAt = Date.now();
-    const newTokens = await Promise.all(instances.map(async (instance) => {
-      const token = await eventually(async () => {
-        const minted = await mint(instance);
-        return decodeProtectedHeader(minted).kid === rotated.kid && minted;
-      }, 10_000, 100);
-      return { token, after: Date.now() - rotatedAt };
-    }));
-    for (const { after } of newTokens) assert.ok(after <= 2500, `signing with the new key ${after} ms after the rotation`);
-    for (const token of [...before, ...newTokens.map((n) => n.token)]) await validEverywhere(token);
+    // Each process reads the keys every ATRIUM_KEY_REFRESH_SECONDS: one period (plus a second for the
+    // read itself on a busy machine) after the rotation, every process signs with the new key.
+    await sleep(REFRESH_SECONDS * 1000 + 1000);
+    const newTokens = await Promise.all(instances.map(mint));
+    assert.deepEqual(newTokens.map((token) => decodeProtectedHeader(token).kid), [rotated.kid, rotated.kid, rotated.kid]);
+    for (const token of [...before, ...newTokens]) await validEverywhere(token);
     const jwks = (await (await fetch(`${proxy.url}/.well-known/jwks.json`)).json()) as { keys: { kid: string }[] };
     assert.deepEqual(jwks.keys.map((k) => k.kid).sort(), [oldKid, rotated.kid].sort());
   });
