@@ -329,7 +329,9 @@ async function main(): Promise<void> {
     const dir = join(repoRoot, 'bench', 'results');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
-    const doc = updateDocs(report);
+    // Without the last run's report, a BENCH_ONLY run would blank the other parts' figures in the doc
+    // (latest.json is not committed): leave the doc as it is then.
+    const doc = ONLY && !previous ? undefined : updateDocs(report);
 
     console.log(`\n${textTable(results)}\n`);
     const t = report.targets;
@@ -339,7 +341,8 @@ async function main(): Promise<void> {
       const extra = extras[name] as { skipped?: string; error?: string };
       console.log(`${name}: ${extra?.skipped ? `skipped (${extra.skipped})` : extra?.error ? 'FAILED (see latest.json)' : 'done'}`);
     }
-    console.log(`wrote bench/results/latest.json and ${doc.slice(repoRoot.length + 1)}`);
+    console.log(doc ? `wrote bench/results/latest.json and ${doc.slice(repoRoot.length + 1)}`
+      : 'wrote bench/results/latest.json; docs/benchmarks.md left as it is (BENCH_ONLY without an earlier bench/results/latest.json)');
   } finally {
     cleanupSync();
     await pg?.stop();
