@@ -20,13 +20,16 @@
 //   - connections  concurrent connections (BENCH_CONNECTIONS, default 50);
 //   - rounds       slices the measured time is cut into (BENCH_ROUNDS, default 5), see
 //                  measureSideBySide.
-//   - startAtrium(engine, env?)  a fresh Atrium child process (`node src/cli/main.ts serve`) on
-//                  127.0.0.1: its own temp data dir, on PostgreSQL its own fresh database in the
-//                  cluster, a tenant bootstrapped through `atrium bootstrap --json` before it started
-//                  (admin user, project, admin API key, personal access token). `env` adds or
-//                  overrides settings (e.g. ATRIUM_AUTH_CACHE_SECONDS). Call `stop()` when done;
-//                  anything left running is killed when the run ends, fails or is interrupted.
-//   - measure(url, scenario)  autocannon: `warmup` seconds discarded, then `duration` seconds
+//   - startAtrium(engine, env?, alongside?)  a fresh Atrium child process (`node src/cli/main.ts
+//                  serve`) on 127.0.0.1: its own temp data dir, on PostgreSQL its own fresh database
+//                  in the cluster, a tenant bootstrapped through `atrium bootstrap --json` before it
+//                  started (admin user, project, admin API key, personal access token). `env` adds or
+//                  overrides settings (e.g. ATRIUM_AUTH_CACHE_SECONDS). With `alongside` (PostgreSQL),
+//                  another instance on that instance's database and tenant (give both the same
+//                  ATRIUM_SECRET_KEY). Call `stop()` when done; anything left running is killed when
+//                  the run ends, fails or is interrupted.
+//   - measure(url, scenario)  autocannon (several URLs: connections spread over them in turn, like a
+//                  load balancer): `warmup` seconds discarded, then `duration` seconds
 //                  measured, with `connections` connections; returns req/s, p50, p99 (over every
 //                  response), server CPU µs per request when `scenario.pid` is set, non-2xx…
 //   - measureSideBySide([{url, scenario}, …])  the same for several scenarios, which take turns
@@ -79,8 +82,8 @@ export interface Scenario {
   body?: string;
   /** A fresh body per request (n counts from 0 across the warm-up and the measurement). */
   bodyFor?: (n: number) => string;
-  /** The server's pid: its CPU time per request is measured (Linux /proc), less noisy than req/s. */
-  pid?: number | undefined;
+  /** The server's pid (or pids): its CPU time per request is measured (Linux /proc), less noisy than req/s. */
+  pid?: number | number[] | undefined;
   /** Concurrent connections for this scenario (default: the run's), e.g. 1 for one user's latency. */
   connections?: number | undefined;
 }
@@ -113,9 +116,9 @@ export interface BenchContext {
   warmup: number;
   connections: number;
   rounds: number;
-  startAtrium(engine: Engine, env?: Record<string, string>): Promise<AtriumProcess>;
-  measure(url: string, scenario: Scenario): Promise<ScenarioResult>;
-  measureSideBySide(targets: { url: string; scenario: Scenario }[]): Promise<ScenarioResult[]>;
+  startAtrium(engine: Engine, env?: Record<string, string>, alongside?: AtriumProcess): Promise<AtriumProcess>;
+  measure(url: string | string[], scenario: Scenario): Promise<ScenarioResult>;
+  measureSideBySide(targets: { url: string | string[]; scenario: Scenario }[]): Promise<ScenarioResult[]>;
   log(message: string): void;
 }
 
@@ -263,13 +266,14 @@ async function freshDatabase(pgUrl: string): Promise<string> {
   return url.toString();
 }
 
-export async function startAtrium(pgUrl: string | undefined, engine: Engine, env: Record<string, string> = {}): Promise<AtriumProcess> {
+export async function startAtrium(pgUrl: string | undefined, engine: Engine, env: Record<string, string> = {}, alongside?: AtriumProcess): Promise<AtriumProcess> {
   if (engine === 'postgres' && !pgUrl) throw new Error('PostgreSQL is not available in this run');
+  if (alongside && (engine !== 'postgres' || alongside.engine !== 'postgres')) throw new Error('instances share a database on PostgreSQL only');
   const dataDir = makeTempDir('atrium-bench-');
   try {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const databaseUrl = engine === 'postgres' ? await freshDatabase(pgUrl!) : undefined;
+    const databaseUrl = alongside ? alongside.databaseUrl : engine === 'postgres' ? await freshDatabase(pgUrl!) : undefined;
     const childEnv = cleanEnv({
       PORT: String(port),
       HOST: '127.0.0.1',
@@ -281,11 +285,10 @@ export async function startAtrium(pgUrl: string | undefined, engine: Engine, env
     });
     const cli = join(repoRoot, 'src', 'cli', 'main.ts');
     // Embedded engine: bootstrap must run while no server holds the data dir, so it runs first.
-    const printed = await runToEnd(
+    const tenant = alongside?.tenant ?? JSON.parse((await runToEnd(
       [process.execPath, cli, 'bootstrap', '--email', 'bench@example.test', '--password', 'bench password 1', '--project', 'bench', '--json'],
       childEnv,
-    );
-    const tenant = JSON.parse(printed.trim()) as Tenant;
+    )).trim()) as Tenant;
     // BENCH_CPU_PROF_DIR: each Atrium server writes a V8 CPU profile there when it stops (.cpuprofile).
     const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
     const child = spawnChild([process.execPath, ...profile, cli, 'serve'], childEnv);
@@ -370,7 +373,7 @@ interface AutocannonRequest { method?: string; path?: string; headers?: Record<s
 interface AutocannonRun extends PromiseLike<AutocannonResult> {
   on(event: 'response', listener: (client: unknown, statusCode: number, resBytes: number, responseTime: number) => void): void;
 }
-type Autocannon = (options: { url: string; connections: number; duration: number; requests: AutocannonRequest[] }) => AutocannonRun;
+type Autocannon = (options: { url: string | string[]; connections: number; duration: number; requests: AutocannonRequest[] }) => AutocannonRun;
 
 const require = createRequire(import.meta.url);
 const autocannon = require('autocannon') as Autocannon;
@@ -390,7 +393,7 @@ export interface MeasureSettings {
 }
 
 interface Target {
-  url: string;
+  url: string | string[];
   scenario: Scenario;
 }
 
@@ -490,7 +493,7 @@ export async function measureSideBySide(settings: MeasureSettings, targets: Targ
 }
 
 /** One scenario on its own: warm-up, then `duration` seconds (in `rounds` slices). */
-export async function measure(settings: MeasureSettings, url: string, scenario: Scenario): Promise<ScenarioResult> {
+export async function measure(settings: MeasureSettings, url: string | string[], scenario: Scenario): Promise<ScenarioResult> {
   const [result] = await measureSideBySide(settings, [{ url, scenario }]);
   return result!;
 }
@@ -499,9 +502,13 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 
 let clockTicks: number | undefined;
 
-/** User + system CPU seconds of a process (Linux /proc; undefined elsewhere). */
-export function cpuSeconds(pid: number | undefined): number | undefined {
+/** User + system CPU seconds of a process, or of several together (Linux /proc; undefined elsewhere). */
+export function cpuSeconds(pid: number | number[] | undefined): number | undefined {
   if (pid === undefined) return undefined;
+  if (Array.isArray(pid)) {
+    const each = pid.map((one) => cpuSeconds(one));
+    return each.includes(undefined) ? undefined : each.reduce((a, b) => a! + b!, 0);
+  }
   try {
     // Fields after the parenthesised command name; utime and stime are the 14th and 15th fields.
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

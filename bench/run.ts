@@ -7,7 +7,7 @@
 // BENCH_CONNECTIONS (50), BENCH_ROUNDS (5: the scenarios of an engine take turns in 5 slices of
 // BENCH_DURATION/5 s, so outside load hits them alike), BENCH_ENGINES (default "postgres,pglite").
 // Optional scenario modules: bench/oauth.ts, bench/webhooks.ts, bench/room-servers.ts, bench/services.ts,
-// bench/llm-proxy.ts, bench/feeds.ts, bench/billing.ts (see bench/lib.ts). BENCH_ONLY=core,feeds,… runs only those parts.
+// bench/llm-proxy.ts, bench/feeds.ts, bench/billing.ts, bench/scale-out.ts (see bench/lib.ts). BENCH_ONLY=core,feeds,… runs only those parts.
 // BENCH_CPU_PROF_DIR=dir makes every Atrium server the bench starts write a V8 CPU profile there when it stops.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, platform, release, totalmem } from 'node:os';
@@ -20,10 +20,11 @@ import {
   type BenchContext, type Engine, type MeasureSettings, type Scenario, type ScenarioResult,
 } from './lib.ts';
 
-const EXTRA_MODULES = ['oauth', 'webhooks', 'room-servers', 'services', 'llm-proxy', 'feeds', 'billing'] as const;
+const EXTRA_MODULES = ['oauth', 'webhooks', 'room-servers', 'services', 'llm-proxy', 'feeds', 'billing', 'scale-out'] as const;
 const EXTRA_TITLES: Record<(typeof EXTRA_MODULES)[number], string> = {
   oauth: 'OAuth', webhooks: 'Webhooks', 'room-servers': 'Room servers: OTLP ingest and scheduled tasks', services: 'Room services',
   'llm-proxy': 'LLM proxy', feeds: 'Feeds', billing: 'Billing: usage ingestion and reports',
+  'scale-out': 'Scale-out: one vs three instances, S3 storage',
 };
 /** BENCH_ONLY: a comma-separated list of parts to run (`core` and the extra modules' names); all by default. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
@@ -273,7 +274,7 @@ async function main(): Promise<void> {
       pgUrl: pg?.url,
       engines,
       ...settings,
-      startAtrium: (engine, env) => startAtrium(pg?.url, engine, env),
+      startAtrium: (engine, env, alongside) => startAtrium(pg?.url, engine, env, alongside),
       measure: (url, scenario) => measure(settings, url, scenario),
       measureSideBySide: (targets) => measureSideBySide(settings, targets, log),
       log,
@@ -328,7 +329,9 @@ async function main(): Promise<void> {
     const dir = join(repoRoot, 'bench', 'results');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
-    const doc = updateDocs(report);
+    // Without the last run's report, a BENCH_ONLY run would blank the other parts' figures in the doc
+    // (latest.json is not committed): leave the doc as it is then.
+    const doc = ONLY && !previous ? undefined : updateDocs(report);
 
     console.log(`\n${textTable(results)}\n`);
     const t = report.targets;
@@ -338,7 +341,8 @@ async function main(): Promise<void> {
       const extra = extras[name] as { skipped?: string; error?: string };
       console.log(`${name}: ${extra?.skipped ? `skipped (${extra.skipped})` : extra?.error ? 'FAILED (see latest.json)' : 'done'}`);
     }
-    console.log(`wrote bench/results/latest.json and ${doc.slice(repoRoot.length + 1)}`);
+    console.log(doc ? `wrote bench/results/latest.json and ${doc.slice(repoRoot.length + 1)}`
+      : 'wrote bench/results/latest.json; docs/benchmarks.md left as it is (BENCH_ONLY without an earlier bench/results/latest.json)');
   } finally {
     cleanupSync();
     await pg?.stop();

@@ -2159,8 +2159,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Download a file (raw bytes); 404 when missing
-         * @description Requires: member.
+         * Download a file (raw bytes), or one byte range of it; 404 when missing
+         * @description With `Range: bytes=a-b`, `bytes=a-` or `bytes=-n`: 206 with those bytes and `Content-Range`. A range past the end: 416 with `Content-Range: bytes *\/<size>`. A malformed header, another unit or several ranges: the whole file (200). Requires: member.
          */
         get: {
             parameters: {
@@ -2168,7 +2168,13 @@ export interface paths {
                     /** @description Relative file path, e.g. `docs/readme.md` */
                     path: string;
                 };
-                header?: never;
+                header?: {
+                    /**
+                     * @description One byte range: `bytes=0-1023`, `bytes=1024-` or `bytes=-512` (RFC 9110)
+                     * @example bytes=0-1023
+                     */
+                    range?: string;
+                };
                 path: {
                     /** @description UUID */
                     project_id: string;
@@ -2184,6 +2190,24 @@ export interface paths {
                     };
                     content: {
                         "application/json": string;
+                    };
+                };
+                /** @description The bytes of the range; `Content-Range: bytes <first>-<last>/<size>` */
+                206: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description `range_not_satisfiable`; `Content-Range: bytes *\/<size>` */
+                416: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["def-0"];
                     };
                 };
             };

@@ -9,7 +9,7 @@ import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { after, before, describe, test } from 'node:test';
 import { S3BlobStore } from '../../src/platform/blobs/s3.ts';
-import { BlobTooLargeError, FileBlobStore, type BlobStore } from '../../src/platform/blobs/store.ts';
+import { BlobTooLargeError, FileBlobStore, type BlobStore, type ByteRange } from '../../src/platform/blobs/store.ts';
 import { S3_TEST_CREDENTIALS, startLocalS3, type LocalS3 } from '../support/s3.ts';
 
 const MiB = 1024 * 1024;
@@ -22,6 +22,18 @@ async function bytesOf(store: BlobStore, key: string): Promise<Buffer | undefine
   const bytes = Buffer.concat(chunks);
   assert.equal(got.size, bytes.length, 'the announced size is the size read');
   return bytes;
+}
+
+/** The bytes of one range of a blob, checking what the store says about it. */
+async function rangeOf(store: BlobStore, key: string, choose: (size: number) => ByteRange | undefined): Promise<{ bytes: Buffer; size: number; range?: ByteRange } | undefined> {
+  const got = await store.get(key, choose);
+  if (!got) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of got.stream) chunks.push(chunk as Buffer);
+  const bytes = Buffer.concat(chunks);
+  if (got.range) assert.equal(bytes.length, got.range.end - got.range.start + 1, 'the stream holds exactly the range');
+  else assert.equal(bytes.length, got.size, 'no range: the whole blob');
+  return { bytes, size: got.size, ...(got.range ? { range: got.range } : {}) };
 }
 
 /** A body of `total` pseudo-random bytes in 64 KiB chunks, produced lazily (never all in memory at once). */
@@ -129,6 +141,40 @@ function contract(name: string, open: () => Promise<{ store: BlobStore; close():
       assert.deepEqual(await store.list(`${root}/limit`), []);
       // Exactly at the limit is fine.
       assert.deepEqual(await store.put(`${root}/limit/exact`, Readable.from([randomBytes(1000)]), 1000), { size: 1000 });
+    });
+
+    test('ranged reads: the chooser sees the whole size, the stream holds exactly the bytes chosen', async () => {
+      const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => (i * 7) % 256));
+      await store.put(`${root}/range/file`, Readable.from([bytes]), MiB);
+      const seen: number[] = [];
+      for (const [start, end] of [[0, 0], [0, 999], [1, 998], [999, 999], [500, 510]] as const) {
+        const got = await rangeOf(store, `${root}/range/file`, (size) => (seen.push(size), { start, end }));
+        assert.deepEqual({ size: got!.size, range: got!.range }, { size: 1000, range: { start, end } });
+        assert.ok(got!.bytes.equals(bytes.subarray(start, end + 1)), `${start}-${end}`);
+      }
+      assert.deepEqual(seen, [1000, 1000, 1000, 1000, 1000]);
+      // No range chosen: the whole blob, and no range reported.
+      const whole = await rangeOf(store, `${root}/range/file`, () => undefined);
+      assert.ok(whole!.bytes.equals(bytes));
+      assert.equal(whole!.range, undefined);
+      // A chooser that refuses rejects the read; the blob stays readable and deletable.
+      await assert.rejects(store.get(`${root}/range/file`, () => { throw new Error('refused'); }), /refused/);
+      assert.ok((await bytesOf(store, `${root}/range/file`))!.equals(bytes));
+      // A missing blob is undefined, and its chooser is never asked.
+      assert.equal(await store.get(`${root}/range/missing`, () => assert.fail('asked for a missing blob')), undefined);
+      assert.equal(await store.delete(`${root}/range/file`), true);
+    });
+
+    test('a range across multipart part boundaries of a large object reads the right bytes', async () => {
+      const size = 11 * MiB + 9;
+      const whole = randomBytes(size);
+      const chunks = Array.from({ length: Math.ceil(size / (64 * 1024)) }, (_, i) => whole.subarray(i * 64 * 1024, (i + 1) * 64 * 1024));
+      assert.deepEqual(await store.put(`${root}/range/large.bin`, Readable.from(chunks), 100 * MiB), { size });
+      for (const [start, end] of [[5 * MiB - 3, 5 * MiB + 3], [10 * MiB - 1, size - 1], [0, 2 * MiB]] as const) {
+        const got = await rangeOf(store, `${root}/range/large.bin`, () => ({ start, end }));
+        assert.equal(got!.size, size);
+        assert.ok(got!.bytes.equals(whole.subarray(start, end + 1)), `${start}-${end}`);
+      }
     });
 
     test('keys are confined to the store', async () => {

@@ -41,6 +41,15 @@ describe('project storage on S3, two instances', () => {
     assert.equal(down.status, 200);
     assert.equal(down.headers.get('content-length'), String(big.length));
     assert.ok(Buffer.from(await down.arrayBuffer()).equals(big));
+    // A range across the 5 MiB part boundary of the multipart upload.
+    const start = 5 * 1024 * 1024 - 10;
+    const ranged = await fetch(`${b.url}${storage('/download?path=data/big.bin')}`, { headers: { authorization: `Bearer ${tenant.apiKey}`, range: `bytes=${start}-${start + 99}` } });
+    assert.equal(ranged.status, 206);
+    assert.equal(ranged.headers.get('content-range'), `bytes ${start}-${start + 99}/${big.length}`);
+    assert.ok(Buffer.from(await ranged.arrayBuffer()).equals(big.subarray(start, start + 100)));
+    const past = await fetch(`${b.url}${storage('/download?path=data/big.bin')}`, { headers: { authorization: `Bearer ${tenant.apiKey}`, range: `bytes=${big.length}-` } });
+    assert.equal(past.status, 416);
+    assert.equal(past.headers.get('content-range'), `bytes */${big.length}`);
 
     const listed = await call(b, 'GET', storage('?path=data'), { token: tenant.apiKey });
     assert.equal(listed.status, 200);

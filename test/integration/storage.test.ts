@@ -26,8 +26,9 @@ forEachEngine('project storage', (engine) => {
   const base = (t: Tenant = tenant) => `/projects/${t.projectId}/storage`;
   const upload = (path: string, body: Uint8Array | string, token = tenant.apiKey, t = tenant, headers: Record<string, string> = { 'content-type': 'application/octet-stream' }) =>
     call(t === tenant ? service : service, 'POST', `${base(t)}/upload?path=${encodeURIComponent(path)}`, { token, body, headers });
-  const download = async (path: string, token = tenant.apiKey, t = tenant) => {
-    const response = await fetch(`${service.url}${base(t)}/download?path=${encodeURIComponent(path)}`, { headers: { authorization: `Bearer ${token}` } });
+  const download = async (path: string, token = tenant.apiKey, t = tenant, range?: string) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...(range === undefined ? {} : { range }) };
+    const response = await fetch(`${service.url}${base(t)}/download?path=${encodeURIComponent(path)}`, { headers });
     const bytes = new Uint8Array(await response.arrayBuffer());
     return { status: response.status, bytes, headers: response.headers, json: () => JSON.parse(Buffer.from(bytes).toString('utf8')) };
   };
@@ -75,6 +76,55 @@ forEachEngine('project storage', (engine) => {
     const noBody = await call(service, 'POST', `${base()}/upload?path=no-body.bin`, { token: tenant.apiKey });
     assert.equal(noBody.status, 200, JSON.stringify(noBody.body));
     assert.equal(noBody.body.size, 0);
+  });
+
+  test('a single byte range is 206 with exactly those bytes; past the end is 416; anything else is the whole file', async () => {
+    const bytes = randomBytes(5000);
+    await upload('ranges/file.bin', bytes);
+    const ranged = (range: string, path = 'ranges/file.bin') => download(path, tenant.apiKey, tenant, range);
+
+    const whole = await download('ranges/file.bin');
+    assert.equal(whole.headers.get('accept-ranges'), 'bytes', 'a plain download says ranges are accepted');
+    assert.equal(whole.headers.get('content-range'), null);
+
+    for (const [range, start, end] of [
+      ['bytes=0-99', 0, 99], ['bytes=0-0', 0, 0], ['bytes=4990-', 4990, 4999], ['bytes=-7', 4993, 4999], ['bytes=1234-1234', 1234, 1234],
+      // The last position is clamped to the file; a suffix longer than the file is all of it (RFC 9110).
+      ['bytes=4999-99999', 4999, 4999], ['bytes=-9999', 0, 4999], ['bytes=0-', 0, 4999],
+    ] as const) {
+      const r = await ranged(range);
+      assert.equal(r.status, 206, range);
+      assert.equal(r.headers.get('content-range'), `bytes ${start}-${end}/5000`, range);
+      assert.equal(r.headers.get('content-length'), String(end - start + 1), range);
+      assert.equal(r.headers.get('accept-ranges'), 'bytes', range);
+      assert.equal(r.headers.get('content-type'), 'application/octet-stream', range);
+      assert.ok(Buffer.from(r.bytes).equals(bytes.subarray(start, end + 1)), `${range}: the bytes of the range`);
+    }
+
+    for (const range of ['bytes=5000-', 'bytes=5000-6000', 'bytes=-0', 'bytes=9000-9001,9005-9006']) {
+      const r = await ranged(range);
+      assert.equal(r.status, 416, range);
+      assert.equal(r.headers.get('content-range'), 'bytes */5000', range);
+      assert.equal(r.json().error.code, 'range_not_satisfiable', range);
+    }
+    await upload('ranges/empty', new Uint8Array(0));
+    const empty = await ranged('bytes=0-', 'ranges/empty');
+    assert.equal(empty.status, 416, 'no range of an empty file is satisfiable');
+    assert.equal(empty.headers.get('content-range'), 'bytes */0');
+
+    // Malformed headers, other units and several ranges are answered with the whole file (RFC 9110 allows it).
+    for (const range of ['bytes=abc', 'bytes=1-x', '0-99', 'items=0-99', 'bytes=0-9,20-29', 'bytes', '']) {
+      const r = await ranged(range);
+      assert.equal(r.status, 200, JSON.stringify(range));
+      assert.equal(r.headers.get('content-range'), null, range);
+      assert.equal(r.headers.get('content-length'), '5000', range);
+      assert.ok(Buffer.from(r.bytes).equals(bytes), `${range}: the whole file`);
+    }
+
+    // A range changes neither 404s nor access.
+    assert.equal((await ranged('bytes=0-9', 'ranges/missing')).status, 404);
+    const other = await createTenant(service, 'storage-range-other');
+    assert.equal((await download('ranges/file.bin', other.apiKey, tenant, 'bytes=0-9')).status, 404);
   });
 
   test('missing files are 404', async () => {

@@ -3,41 +3,17 @@
 // signing-key rotation behave as they would on one instance.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { decodeProtectedHeader } from 'jose';
 import { rotateSigningKey } from '../../src/platform/crypto/signing-keys.ts';
 import { pgUrl, requireOrSkip } from '../support/env.ts';
+import { roundRobin, type RoundRobin } from '../support/proxy.ts';
 import { startLocalS3, type LocalS3 } from '../support/s3.ts';
 import { call, createTenant, isolatedDatabase, startTestService, type Tenant, type TestService } from '../support/service.ts';
 
-/** Round-robin HTTP proxy that appends the client to X-Forwarded-For, like a load balancer. */
-function roundRobin(targets: () => string[], clientIp: () => string): Promise<{ url: string; server: Server; hits: number[] }> {
-  const hits: number[] = [];
-  let next = 0;
-  const server = createServer((req, res) => {
-    const list = targets();
-    const index = next++ % list.length;
-    hits[index] = (hits[index] ?? 0) + 1;
-    const target = new URL(list[index]!);
-    const headers = { ...req.headers, 'x-forwarded-for': clientIp() };
-    const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers, timeout: 30_000 }, (answer) => {
-      res.writeHead(answer.statusCode!, answer.headers);
-      answer.pipe(res);
-    });
-    upstream.on('error', () => {
-      res.statusCode = 502;
-      res.end();
-    });
-    req.pipe(upstream);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, hits })));
-}
-
 describe('three instances behind a round-robin proxy', () => {
   let s3: LocalS3;
-  let proxy: Awaited<ReturnType<typeof roundRobin>>;
+  let proxy: RoundRobin;
   let instances: TestService[] = [];
   let drop: () => Promise<void> = async () => {};
   let tenant: Tenant;
@@ -58,7 +34,7 @@ describe('three instances behind a round-robin proxy', () => {
   after(async () => {
     for (const instance of instances) await instance.stop();
     instances = [];
-    await new Promise((resolve) => proxy?.server.close(resolve));
+    await proxy?.close();
     await drop();
     await s3?.stop();
   });

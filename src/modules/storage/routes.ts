@@ -23,6 +23,9 @@ const Listing = Type.Object({
 const FolderQuery = Type.Object({ path: Type.Optional(Type.String({ maxLength: MAX_PATH_LENGTH, default: '', description: 'Folder to list; the root when empty' })) });
 
 const tags = ['Project storage'];
+const RangeHeaders = Type.Object({
+  range: Type.Optional(Type.String({ maxLength: 1000, description: 'One byte range: `bytes=0-1023`, `bytes=1024-` or `bytes=-512` (RFC 9110)', examples: ['bytes=0-1023'] })),
+});
 const PathQuery = Type.Object({ path: Type.String({ minLength: 1, maxLength: MAX_PATH_LENGTH, description: 'Relative file path, e.g. `docs/readme.md`' }) });
 
 export function storageRoutes(app: Api, ctx: AppContext): void {
@@ -48,12 +51,22 @@ export function storageRoutes(app: Api, ctx: AppContext): void {
   app.get('/projects/:project_id/storage/download', {
     config: { auth: { permission: 'member' } },
     schema: {
-      tags, summary: 'Download a file (raw bytes); 404 when missing', params: ProjectParams, querystring: PathQuery,
-      response: { 200: Type.Unsafe<Readable>({ type: 'string', format: 'binary', description: 'The file bytes' }) },
+      tags, summary: 'Download a file (raw bytes), or one byte range of it; 404 when missing', params: ProjectParams, querystring: PathQuery,
+      headers: RangeHeaders,
+      description: 'With `Range: bytes=a-b`, `bytes=a-` or `bytes=-n`: 206 with those bytes and `Content-Range`. A range past the end: 416 '
+        + 'with `Content-Range: bytes */<size>`. A malformed header, another unit or several ranges: the whole file (200).',
+      response: {
+        200: Type.Unsafe<Readable>({ type: 'string', format: 'binary', description: 'The file bytes' }),
+        206: Type.Unsafe<Readable>({ type: 'string', format: 'binary', description: 'The bytes of the range; `Content-Range: bytes <first>-<last>/<size>`' }),
+        416: Type.Unsafe({ $ref: 'ErrorBody', description: '`range_not_satisfiable`; `Content-Range: bytes */<size>`' }),
+      },
     },
   }, async (request, reply) => {
-    const blob = await service.downloadFile(ctx, request.params.project_id, request.query.path);
-    return reply.type('application/octet-stream').header('content-length', blob.size).send(blob.stream);
+    const blob = await service.downloadFile(ctx, request.params.project_id, request.query.path, request.headers.range);
+    reply.type('application/octet-stream').header('accept-ranges', 'bytes');
+    if (!blob.range) return reply.header('content-length', blob.size).send(blob.stream);
+    const { start, end } = blob.range;
+    return reply.code(206).header('content-range', `bytes ${start}-${end}/${blob.size}`).header('content-length', end - start + 1).send(blob.stream);
   });
 
   app.delete('/projects/:project_id/storage', {

@@ -10,11 +10,12 @@
 //
 // Rooms keep their files here too, under `rooms/<room name>/` (`roomStoragePath`).
 import type { Readable } from 'node:stream';
+import parseRange from 'range-parser';
 import type { AppContext } from '../../context.ts';
-import { BlobConflictError, BlobTooLargeError } from '../../platform/blobs/store.ts';
+import { BlobConflictError, BlobTooLargeError, type RangeChooser } from '../../platform/blobs/store.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import type { Principal } from '../../platform/http/auth.ts';
-import { badRequest, conflict, notFound, tooLarge, type ApiError } from '../../platform/http/errors.ts';
+import { apiError, badRequest, conflict, notFound, tooLarge, type ApiError } from '../../platform/http/errors.ts';
 import { fileDeleted, fileUpdated } from './events.ts';
 import { normaliseStoragePath } from './paths.ts';
 
@@ -82,9 +83,29 @@ export function roomStoragePath(roomName: string, path: string): string {
   return normaliseStoragePath(['rooms', roomName, path].filter(Boolean).join('/'));
 }
 
-export async function downloadFile(ctx: AppContext, projectId: string, rawPath: string) {
+/**
+ * The bytes a `Range` header asks for, once the file's size is known: one range, or undefined for
+ * the whole file (no header, a malformed one, another unit, or several ranges, which RFC 9110 lets
+ * a server answer in full); a 416 when it names no byte of the file.
+ */
+function rangeChooser(header: string | undefined): RangeChooser | undefined {
+  if (header === undefined || !header.startsWith('bytes=')) return undefined;
+  return (size) => {
+    const ranges = parseRange(size, header);
+    if (ranges === -2) return undefined;
+    if (ranges === -1) {
+      // range-parser refuses a suffix longer than the file; RFC 9110 §14.1.2 makes it the whole file.
+      if (size > 0 && /^bytes=\s*-0*[1-9]\d*\s*$/.test(header)) return { start: 0, end: size - 1 };
+      throw apiError('range_not_satisfiable', { size }, { 'content-range': `bytes */${size}` });
+    }
+    return ranges.length === 1 ? ranges[0] : undefined;
+  };
+}
+
+/** A file, or the one range of it that `rangeHeader` asks for (`range` is set then). */
+export async function downloadFile(ctx: AppContext, projectId: string, rawPath: string, rangeHeader?: string) {
   const path = normaliseStoragePath(rawPath);
-  const blob = await ctx.blobs.get(blobKey(projectId, path));
+  const blob = await ctx.blobs.get(blobKey(projectId, path), rangeChooser(rangeHeader));
   if (!blob) throw notFound('File');
   return blob;
 }

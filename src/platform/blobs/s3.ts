@@ -8,10 +8,10 @@
 // which some S3-compatible servers store verbatim; the client asks for them only when an operation
 // requires one (`WHEN_REQUIRED`, the same as AWS_REQUEST_CHECKSUM_CALCULATION /
 // AWS_RESPONSE_CHECKSUM_VALIDATION), which works with AWS and with the others.
-import { Transform, type Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import { DeleteObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { BlobTooLargeError, type BlobInfo, type BlobStore } from './store.ts';
+import { BlobTooLargeError, type BlobInfo, type BlobStore, type ByteRange, type RangeChooser } from './store.ts';
 
 export interface S3BlobStoreOptions {
   bucket: string;
@@ -32,6 +32,31 @@ const MIN_PART_SIZE = 5 * 1024 * 1024;
 
 const isMissing = (error: unknown) =>
   error instanceof S3ServiceException && (error.name === 'NoSuchKey' || error.name === 'NotFound' || error.$metadata.httpStatusCode === 404);
+
+/**
+ * The bytes of `range` from a ranged GET's body. A server that ignored or widened the range (s3rver
+ * answers `bytes=0-0` with the whole object) is cut to it here, and stops sending once it is read.
+ */
+function cutTo(body: Readable, contentRange: string | undefined, range: ByteRange): Readable {
+  const sent = /^bytes (\d+)-(\d+)\//.exec(contentRange ?? '');
+  const first = sent ? Number(sent[1]) : 0;
+  if (sent && Number(sent[1]) === range.start && Number(sent[2]) === range.end) return body;
+  if (first > range.start) {
+    body.destroy();
+    throw new Error(`The S3 server answered the range ${range.start}-${range.end} with ${contentRange}`);
+  }
+  return Readable.from((async function* () {
+    let at = first;
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      const from = Math.max(range.start - at, 0);
+      const to = Math.min(range.end + 1 - at, chunk.length);
+      at += chunk.length;
+      if (to > from) yield chunk.subarray(from, to);
+      // Leaving the loop destroys the body: the rest is never downloaded.
+      if (at > range.end) return;
+    }
+  })());
+}
 
 export class S3BlobStore implements BlobStore {
   readonly client: S3Client;
@@ -95,10 +120,29 @@ export class S3BlobStore implements BlobStore {
     return { size };
   }
 
-  async get(key: string): Promise<{ stream: Readable; size: number } | undefined> {
+  async get(key: string, choose?: RangeChooser): Promise<{ stream: Readable; size: number; range?: ByteRange } | undefined> {
+    const Key = this.#key(key);
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: this.#key(key) }));
-      return { stream: out.Body as Readable, size: out.ContentLength ?? 0 };
+      if (!choose) {
+        const out = await this.client.send(new GetObjectCommand({ Bucket: this.#bucket, Key }));
+        return { stream: out.Body as Readable, size: out.ContentLength ?? 0 };
+      }
+      // The range depends on the size: ask for it, then read that version only (If-Match), again
+      // from the start when an upload replaced the object in between.
+      for (let attempt = 1; ; attempt += 1) {
+        const head = await this.client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key }));
+        const size = head.ContentLength ?? 0;
+        const range = choose(size);
+        try {
+          const out = await this.client.send(new GetObjectCommand({
+            Bucket: this.#bucket, Key, IfMatch: head.ETag, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+          }));
+          if (!range) return { stream: out.Body as Readable, size };
+          return { stream: cutTo(out.Body as Readable, out.ContentRange, range), size, range };
+        } catch (error) {
+          if (attempt === 3 || !(error instanceof S3ServiceException && error.$metadata.httpStatusCode === 412)) throw error;
+        }
+      }
     } catch (error) {
       if (isMissing(error)) return undefined;
       throw error;

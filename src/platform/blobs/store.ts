@@ -4,7 +4,7 @@
 // either whole or not at all. Other requests may write and delete at any moment: listing tolerates
 // files and folders that vanish while it walks.
 import { randomUUID } from 'node:crypto';
-import { createReadStream, type Dirent } from 'node:fs';
+import type { Dirent } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -16,11 +16,26 @@ export interface BlobInfo {
   updatedAt: Date;
 }
 
+/** Bytes `start` to `end` of a blob, both included. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/**
+ * Picks the bytes to read once the blob's size is known (undefined: all of them); it may throw to
+ * refuse the read, and then nothing is left open.
+ */
+export type RangeChooser = (size: number) => ByteRange | undefined;
+
 export interface BlobStore {
   /** Streams `body` to `key`, replacing it; rejects (leaving nothing) when longer than `maxBytes`. */
   put(key: string, body: Readable, maxBytes: number): Promise<{ size: number }>;
-  /** A stream of the blob, or undefined when there is none. */
-  get(key: string): Promise<{ stream: Readable; size: number } | undefined>;
+  /**
+   * A stream of the blob (of the range `choose` picks, from the same version whose size it saw), or
+   * undefined when there is none. `size` is the whole blob's.
+   */
+  get(key: string, choose?: RangeChooser): Promise<{ stream: Readable; size: number; range?: ByteRange } | undefined>;
   /** True when something was deleted. */
   delete(key: string): Promise<boolean>;
   /** Blobs whose key starts with `prefix` (a folder), recursively. */
@@ -82,15 +97,27 @@ export class FileBlobStore implements BlobStore {
     }
   }
 
-  async get(key: string): Promise<{ stream: Readable; size: number } | undefined> {
-    const file = this.#file(key);
+  async get(key: string, choose?: RangeChooser): Promise<{ stream: Readable; size: number; range?: ByteRange } | undefined> {
+    let handle;
     try {
-      const info = await stat(file);
-      if (!info.isFile()) return undefined;
-      return { stream: createReadStream(file), size: info.size };
+      handle = await open(this.#file(key), 'r');
     } catch (error) {
       // ENOTDIR: a file sits where the key has a folder, so there is no such blob.
       if (errnoOf(error) === 'ENOENT' || errnoOf(error) === 'ENOTDIR') return undefined;
+      throw error;
+    }
+    // The size and the bytes come from the open file: a concurrent replace renames another file
+    // into place and leaves this one whole.
+    try {
+      const info = await handle.stat();
+      if (!info.isFile()) {
+        await handle.close();
+        return undefined;
+      }
+      const range = choose?.(info.size);
+      return { stream: handle.createReadStream(range ?? {}), size: info.size, ...(range ? { range } : {}) };
+    } catch (error) {
+      await handle.close();
       throw error;
     }
   }

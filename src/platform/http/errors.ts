@@ -32,6 +32,7 @@ export const ERROR_CATALOGUE = {
   in_progress: { status: 409, message: '{detail}', meaning: 'Another operation on the same resource is running; try again when it has finished.' },
   payload_too_large: { status: 413, message: '{detail}', meaning: 'A body beyond the route\'s limit (1 MiB for JSON; ATRIUM_MAX_UPLOAD_BYTES for uploads).' },
   uri_too_long: { status: 414, message: 'A path parameter is longer than {max} characters', meaning: 'A path segment beyond the router\'s limit.' },
+  range_not_satisfiable: { status: 416, message: 'The Range names no byte of the {size}-byte file', meaning: 'A download whose `Range` header names no byte of the file (it starts at or past the end, or the file is empty). `Content-Range: bytes */<size>` gives the file\'s size.' },
   unsupported_media_type: { status: 415, message: '{detail}', meaning: 'A body whose Content-Type the endpoint does not accept.' },
   insufficient_balance: { status: 402, message: 'The project\'s balance is used up: add credits or turn on auto-recharge', meaning: 'An LLM proxy call of a project whose balance, minus what its calls in flight reserved, is at or below zero, when `ATRIUM_BILLING_ENFORCED` is on. Answered in the provider\'s own error shape with `x-should-retry: false`.' },
   rate_limited: { status: 429, message: 'Too many requests; try again in {seconds} s', meaning: 'A rate limit was reached. `Retry-After` says how many seconds to wait.' },
