@@ -5,12 +5,13 @@
 // of lacking one; provider errors, mid-stream errors, cut streams and client aborts; and the one
 // usage record per call that billing prices.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import * as oidc from 'openid-client';
-import { recordCall } from '../../src/modules/llm-proxy/store.ts';
+import { recordCalls } from '../../src/modules/llm-proxy/store.ts';
 import { rowsOf } from '../../src/platform/jobs/outbox.ts';
 import { EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, insertClient, signInAndConsent, type TestClient } from '../support/oauth.ts';
 import { FAKE_USAGE, startFakeUpstream, type FakeUpstream } from '../support/llm-upstream.ts';
@@ -283,19 +284,33 @@ forEachEngine('LLM proxy', (engine) => {
     });
   });
 
-  test('the usage record is idempotent by request id', async () => {
+  test('usage records are idempotent by request id; calls finishing together share one statement, an event each', async () => {
     const { response } = await openai(tenant.apiKey).embeddings.create({ model: 'fake-embed', input: 'x' }).withResponse();
     const row = await usageOf(response.headers.get('atrium-request-id'));
-    // The same request id written again (a replay) changes nothing.
-    await recordCall(service.ctx, {
-      projectId: tenant.projectId, request_id: row.request_id, provider: 'openai', endpoint: '/v1/embeddings', model: 'fake-embed', stream: false, status: 200,
-      outcome: 'completed', usage_source: 'provider', usage: { input_tokens: 999, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: 0, reasoning_tokens: 0 },
+    const record = (requestId: string, inputTokens: number) => ({
+      projectId: tenant.projectId, request_id: requestId, provider: 'openai', endpoint: '/v1/embeddings', model: 'fake-embed', stream: false, status: 200,
+      outcome: 'completed', usage_source: 'provider', usage: { input_tokens: inputTokens, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: 0, reasoning_tokens: 0 },
       latency_ms: 1, ttfb_ms: null, credential: { kind: 'api_key', id: 'replay' }, user: null, client: null, participant: null, upstream_request_id: null,
-      annotations: {}, started_at: new Date().toISOString(),
+      annotations: { batch: 'yes' }, started_at: new Date().toISOString(),
     });
+    // The same request id written again (a replay) changes nothing; the new ones beside it are written.
+    const fresh = [randomUUID(), randomUUID()];
+    const recorded = await recordCalls(service.ctx, tenant.projectId, [record(row.request_id, 999), record(fresh[0]!, 11), record(fresh[1]!, 12)]);
+    assert.equal(recorded, 2);
     const rows = rowsOf<UsageRow>(await service.ctx.db.execute(sql`select * from llm_usage where request_id = ${row.request_id}::uuid`));
     assert.equal(rows.length, 1);
     assert.equal(Number(rows[0]!.input_tokens), FAKE_USAGE.input);
+    for (const [i, id] of fresh.entries()) assert.equal(Number((await usageOf(id)).input_tokens), 11 + i);
+    const events = rowsOf<{ data: { request_id: string; annotations: Record<string, string> } }>(await service.ctx.db.execute(sql`
+      select data from events where type = 'llm.call.completed' and data->'annotations'->>'batch' = 'yes'`));
+    assert.deepEqual(events.map((e) => e.data.request_id).sort(), [...fresh].sort(), 'an event for each new record, none for the replay');
+
+    // Calls that finish together: every one recorded once, with its own event.
+    const answers = await Promise.all(Array.from({ length: 20 }, () => openai(tenant.apiKey).embeddings.create({ model: 'fake-embed', input: 'y' }).withResponse()));
+    const ids = answers.map((a) => a.response.headers.get('atrium-request-id')!);
+    for (const id of ids) assert.equal((await usageOf(id)).request_id, id);
+    await eventually(async () => rowsOf(await service.ctx.db.execute(sql`
+      select 1 from events where type = 'llm.call.completed' and data->>'request_id' = any(${`{${ids.join(',')}}`}::text[])`)).length === 20);
   });
 });
 

@@ -10,6 +10,7 @@ import type { Api } from '../../platform/http/module.ts';
 import { anthropicError, openaiError } from './errors.ts';
 import * as schema from './schema.ts';
 import { forward, keepRawBody } from './service.ts';
+import { callRecorder } from './store.ts';
 import { configuredUpstreams } from './upstream.ts';
 import type { Provider } from './usage.ts';
 
@@ -57,6 +58,7 @@ function endpointOf(route: Route, request: FastifyRequest): string {
 
 export function llmProxyRoutes(app: Api, ctx: AppContext): void {
   const upstreams = configuredUpstreams(ctx.config.llm);
+  const recorder = callRecorder(ctx);
   app.addHook('onClose', async () => {
     await Promise.all(Object.values(upstreams).map((u) => u.pool.close()));
   });
@@ -86,7 +88,7 @@ export function llmProxyRoutes(app: Api, ctx: AppContext): void {
         ...(route.method === 'POST' ? { body: BODIES[route.provider] } : {}),
         response: { 200: schema.Passthrough },
       },
-      handler: (request, reply) => forward(ctx, upstreams[route.provider], { provider: route.provider, endpoint: endpointOf(route, request) }, request, reply),
+      handler: (request, reply) => forward(ctx, upstreams[route.provider], recorder, { provider: route.provider, endpoint: endpointOf(route, request) }, request, reply),
     });
   }
 }

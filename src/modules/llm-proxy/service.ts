@@ -12,7 +12,7 @@ import type { Principal } from '../../platform/http/auth.ts';
 import { apiError, forbidden } from '../../platform/http/errors.ts';
 import { admitCall } from '../billing/service.ts';
 import { apiScopeOf } from '../participant-tokens/service.ts';
-import { recordCall, type CallRecord } from './store.ts';
+import type { CallRecord } from './store.ts';
 import type { Upstream } from './upstream.ts';
 import { modelAllowed, NO_USAGE, UsageTap, type Provider } from './usage.ts';
 
@@ -97,8 +97,11 @@ function responseHeaders(headers: Dispatcher.ResponseData['headers'], keepLength
   return out;
 }
 
+/** Writes a call's usage record (and its event); resolves once written. */
+export type Recorder = (record: CallRecord) => Promise<void>;
+
 /** Sends a call upstream and the answer back; records the call once the answer is over. */
-export async function forward(ctx: AppContext, upstream: Upstream | undefined, call: ProxiedCall, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+export async function forward(ctx: AppContext, upstream: Upstream | undefined, recorder: Recorder, call: ProxiedCall, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   if (!upstream) throw apiError('llm_provider_unavailable', { provider: call.provider === 'openai' ? 'OpenAI' : 'Anthropic' });
   const principal = request.principal!;
   const model = typeof (request.body as { model?: unknown } | undefined)?.model === 'string' ? (request.body as { model: string }).model : undefined;
@@ -124,7 +127,7 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, c
     started_at: startedAt.toISOString(),
   };
   const record = (fields: Pick<CallRecord, 'status' | 'outcome' | 'usage_source' | 'usage' | 'ttfb_ms' | 'upstream_request_id' | 'model' | 'stream'>) => {
-    void recordCall(ctx, { ...base, ...fields, latency_ms: Math.round(performance.now() - started) })
+    void recorder({ ...base, ...fields, latency_ms: Math.round(performance.now() - started) })
       .catch((error: unknown) => ctx.log.error({ err: error, requestId }, 'llm proxy: the usage record could not be written'));
   };
 

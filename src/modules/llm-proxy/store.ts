@@ -1,30 +1,56 @@
-// Usage records of LLM proxy calls: one row per call, never updated; the call's event (for loggers
-// and webhooks) is written by the same statement, only when the row is new.
+// Usage records of LLM proxy calls: one row per call, never updated; each call's event (for loggers,
+// billing and webhooks) is written by the same statement, only when its row is new. The calls of a
+// project that finish together are group-committed: one statement for all of them.
+import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
-import type { AppContext } from '../../context.ts';
-import { llmCallCompleted } from './events.ts';
 import type { Static } from 'typebox';
-import type { LlmCall } from './events.ts';
+import type { AppContext } from '../../context.ts';
+import { GroupCommit } from '../../platform/db/group-commit.ts';
+import { llmCallCompleted, type LlmCall } from './events.ts';
 
 export type CallRecord = Static<typeof LlmCall> & { projectId: string };
 
-/** Writes the record and emits its event, once per request id (a second write changes nothing). */
-export async function recordCall(ctx: AppContext, record: CallRecord): Promise<void> {
-  const { projectId, ...event } = record;
-  const { usage } = record;
-  await ctx.events.emitWithCause(ctx.db, projectId, llmCallCompleted, event, {
-    ctes: sql`llm_record as (
+/** Writes the records of one project and emits their events, once per request id (a second write changes nothing); how many were new. */
+export async function recordCalls(ctx: AppContext, projectId: string, records: CallRecord[]): Promise<number> {
+  const rows = records.map(({ projectId: _project, ...event }) => ({
+    event_id: randomUUID(), request_id: event.request_id, credential_kind: event.credential.kind, credential_id: event.credential.id,
+    user_id: event.user, client_id: event.client, participant: event.participant, provider: event.provider, endpoint: event.endpoint,
+    model: event.model, stream: event.stream, status: event.status, outcome: event.outcome, usage_source: event.usage_source, ...event.usage,
+    latency_ms: event.latency_ms, ttfb_ms: event.ttfb_ms, upstream_request_id: event.upstream_request_id, annotations: event.annotations,
+    started_at: event.started_at, event,
+  }));
+  const { row } = await ctx.events.emitEachWithCause(ctx.db, projectId, llmCallCompleted, {
+    ctes: sql`llm_input as (
+      select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(event_id uuid, request_id uuid, credential_kind text, credential_id text,
+        user_id uuid, client_id text, participant text, provider text, endpoint text, model text, stream boolean, status integer, outcome text,
+        usage_source text, input_tokens bigint, cached_input_tokens bigint, cache_write_tokens bigint, output_tokens bigint, reasoning_tokens bigint,
+        latency_ms integer, ttfb_ms integer, upstream_request_id text, annotations jsonb, started_at timestamptz, event jsonb)
+    ),
+    llm_record as (
       insert into llm_usage (request_id, project_id, credential_kind, credential_id, user_id, client_id, participant, provider, endpoint, model, stream,
         status, outcome, usage_source, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, reasoning_tokens, latency_ms, ttfb_ms,
         upstream_request_id, annotations, started_at)
-      values (${record.request_id}::uuid, ${projectId}::uuid, ${record.credential.kind}, ${record.credential.id}, ${record.user}::uuid, ${record.client}, ${record.participant},
-        ${record.provider}, ${record.endpoint}, ${record.model}, ${record.stream}, ${record.status}, ${record.outcome}, ${record.usage_source},
-        ${usage.input_tokens}, ${usage.cached_input_tokens}, ${usage.cache_write_tokens}, ${usage.output_tokens}, ${usage.reasoning_tokens},
-        ${record.latency_ms}, ${record.ttfb_ms}, ${record.upstream_request_id}, ${JSON.stringify(record.annotations)}::jsonb, ${record.started_at}::timestamptz)
+      select request_id, ${projectId}::uuid, credential_kind, credential_id, user_id, client_id, participant, provider, endpoint, model, stream,
+        status, outcome, usage_source, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, reasoning_tokens, latency_ms, ttfb_ms,
+        upstream_request_id, annotations, started_at
+      from llm_input
       on conflict (request_id) do nothing
       returning request_id
     )`,
-    happened: sql`exists (select 1 from llm_record)`,
+    events: sql`select i.event_id as id, i.event as data from llm_input i join llm_record r on r.request_id = i.request_id`,
     result: sql`(select count(*) from llm_record)::int as recorded`,
   });
+  return Number(row.recorded);
+}
+
+/**
+ * The proxy's recorder: each call's record joins the next statement of its project, so that under
+ * load a round trip carries many calls instead of one each. Resolves once the record is written.
+ */
+export function callRecorder(ctx: AppContext): (record: CallRecord) => Promise<void> {
+  const commit = new GroupCommit<CallRecord, void>(async (records) => {
+    await recordCalls(ctx, records[0]!.projectId, records);
+    return records.map(() => undefined);
+  });
+  return (record) => commit.add(record.projectId, record);
 }

@@ -21,9 +21,8 @@ export function defineEvent<S extends TObject>(type: string, schema: S, options:
   return { type, schema, description: options.description, room: options.room ?? false };
 }
 
-/** An event about to be written, as consumers see it when building their fan-out. */
+/** The events about to be written (one or more, of one type and project), as consumers see them when building their fan-out. */
 export interface PendingEvent {
-  readonly id: string;
   readonly projectId: string;
   readonly definition: EventDefinition;
 }
@@ -32,8 +31,8 @@ export interface PendingEvent {
  * One consumer's part of the statement that writes an event. The statement is
  *
  *   with <cause>, <before of each consumer>,
- *        event as (insert into events … where <cause happened> and (<wants of any consumer>) returning
- *                  id, project_id, type, data, created_at),
+ *        event as (insert into events select … from <the cause's event rows> where <wants of any consumer>
+ *                  returning id, project_id, type, data, created_at),
  *        <after of each consumer>
  *   <jobs of each consumer, union all> → outbox
  *

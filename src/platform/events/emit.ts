@@ -49,8 +49,9 @@ export class Events {
    * wants it (then nothing is written).
    */
   async emit<T>(tx: Db, projectId: string, definition: EventDefinition<T>, data: T): Promise<string | undefined> {
-    const { eventId } = await this.#write(tx, projectId, definition, data, undefined);
-    return eventId;
+    const id = randomUUID();
+    const { stored } = await this.#write(tx, projectId, definition, { events: sql`select ${id}::uuid as id, ${JSON.stringify(data)}::jsonb as data` });
+    return stored > 0 ? id : undefined;
   }
 
   /**
@@ -59,14 +60,29 @@ export class Events {
    * cause's result columns.
    */
   async emitWithCause<T>(db: Db, projectId: string, definition: EventDefinition<T>, data: T, cause: EventCause): Promise<{ eventId: string | undefined; row: Record<string, unknown> }> {
-    return this.#write(db, projectId, definition, data, cause);
+    const id = randomUUID();
+    const { stored, row } = await this.#write(db, projectId, definition, {
+      ctes: cause.ctes,
+      events: sql`select ${id}::uuid as id, ${JSON.stringify(data)}::jsonb as data where ${cause.happened}`,
+      result: cause.result,
+    });
+    return { eventId: stored > 0 ? id : undefined, row };
   }
 
-  async #write<T>(db: Db, projectId: string, definition: EventDefinition<T>, data: T, cause: EventCause | undefined): Promise<{ eventId: string | undefined; row: Record<string, unknown> }> {
+  /**
+   * Emits events of one type and project, one per row of `cause.events` (a select of `id uuid,
+   * data jsonb` over the cause's WITH items), in the statement making the changes: many changes
+   * and their events in one round trip. Returns how many events were stored and the result columns.
+   */
+  async emitEachWithCause<T>(db: Db, projectId: string, definition: EventDefinition<T>, cause: { ctes: SQL; events: SQL; result: SQL }): Promise<{ stored: number; row: Record<string, unknown> }> {
+    return this.#write(db, projectId, definition, cause);
+  }
+
+  async #write(db: Db, projectId: string, definition: EventDefinition<any>, source: { ctes?: SQL; events: SQL; result?: SQL }): Promise<{ stored: number; row: Record<string, unknown> }> {
     if (this.#definitions.get(definition.type) !== definition) throw new Error(`Event type ${definition.type} is not in the catalogue`);
-    const pending: PendingEvent = { id: randomUUID(), projectId, definition: definition as EventDefinition };
+    const pending: PendingEvent = { projectId, definition: definition as EventDefinition };
     const fanouts = this.#consumers.map((c) => c.fanout(pending));
-    const before = [cause?.ctes, ...fanouts.map((f) => f.before)].filter((s): s is SQL => s !== undefined);
+    const before = [source.ctes, ...fanouts.map((f) => f.before)].filter((s): s is SQL => s !== undefined);
     const after = fanouts.map((f) => f.after).filter((s): s is SQL => s !== undefined);
     const jobs = fanouts.map((f) => f.jobs).filter((s): s is SQL => s !== undefined);
     const wants = fanouts.length > 0 ? sql.join(fanouts.map((f) => sql`(${f.wants})`), sql` or `) : sql`false`;
@@ -74,8 +90,8 @@ export class Events {
       ...before,
       sql`event as (
         insert into events (id, project_id, type, data)
-        select ${pending.id}::uuid, ${projectId}::uuid, ${definition.type}, ${JSON.stringify(data)}::jsonb
-        where ${cause ? sql`(${cause.happened}) and ` : sql``}(${wants})
+        select e.id, ${projectId}::uuid, ${definition.type}, e.data from (${source.events}) e
+        where ${wants}
         returning id, project_id, type, data, created_at
       )`,
       ...after,
@@ -83,8 +99,8 @@ export class Events {
     const jobSelect = jobs.length > 0
       ? sql.join(jobs.map((j) => sql`(${j})`), sql` union all `)
       : sql`select null::text as topic, null::text as key, null::jsonb as payload where false`;
-    const statement = enqueueWithSql(ctes, jobSelect, sql`(select count(*) from event)::int as stored${cause ? sql`, ${cause.result}` : sql``}`);
+    const statement = enqueueWithSql(ctes, jobSelect, sql`(select count(*) from event)::int as stored${source.result ? sql`, ${source.result}` : sql``}`);
     const row = rowsOf<Record<string, unknown>>(await db.execute(statement))[0]!;
-    return { eventId: Number(row.stored) > 0 ? pending.id : undefined, row };
+    return { stored: Number(row.stored), row };
   }
 }

@@ -4,11 +4,12 @@
 // in place when their key comes back, and pruned in the background otherwise.
 //
 // A busy key (one client address hammering the token endpoint) would make every request wait for
-// the row lock of the one before: hits on the same keys that arrive while their previous upsert is
-// on its way travel together in the next one, which adds their number at once. Each hit still gets
-// its own place in the window, exactly as if counted alone.
+// the row lock of the one before: hits on the same keys are group-committed (db/group-commit.ts),
+// one upsert adding their number at once. Each hit still gets its own place in the window, exactly
+// as if counted alone.
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/engine.ts';
+import { GroupCommit } from '../db/group-commit.ts';
 import { rowsOf } from '../jobs/outbox.ts';
 
 export interface Window {
@@ -17,18 +18,16 @@ export interface Window {
   resetAt: number;
 }
 
-/** Hits on the same keys waiting for the next upsert. */
-interface Batch {
+/** The hits that share one upsert: the same keys, the same window length. */
+interface Hit {
   keys: readonly string[];
   windowMs: number;
-  waiters: { resolve: (windows: Window[]) => void; reject: (error: unknown) => void }[];
 }
 
 export class RateCounters {
   readonly #db: Db;
   readonly #now: () => number;
-  readonly #waiting = new Map<string, Batch>();
-  readonly #sending = new Set<string>();
+  readonly #hits = new GroupCommit<Hit, Window[]>((hits) => this.#count(hits));
 
   constructor(db: Db, now: () => number = Date.now) {
     this.#db = db;
@@ -38,38 +37,15 @@ export class RateCounters {
   /** Adds one to each key's current window (`windowMs` long when it starts now); the windows after counting. */
   async hit(keys: readonly string[], windowMs: number): Promise<Window[]> {
     const unique = [...new Set(keys)];
-    const group = JSON.stringify([unique, windowMs]);
-    const windows = await new Promise<Window[]>((resolve, reject) => {
-      let batch = this.#waiting.get(group);
-      if (!batch) this.#waiting.set(group, (batch = { keys: unique, windowMs, waiters: [] }));
-      batch.waiters.push({ resolve, reject });
-      if (this.#sending.has(group)) return;
-      // Sent after this turn of the event loop has read its sockets, so that requests that arrived
-      // together share the first upsert too (on PGlite a query runs at once, so without this
-      // nothing would ever wait for one in flight).
-      this.#sending.add(group);
-      setImmediate(() => void this.#send(group));
-    });
+    const windows = await this.#hits.add(JSON.stringify([unique, windowMs]), { keys: unique, windowMs });
     return keys.map((key) => windows[unique.indexOf(key)]!);
   }
 
-  /** Sends the group's waiting hits, one upsert per round trip, until none waits. */
-  async #send(group: string): Promise<void> {
-    try {
-      for (let batch = this.#waiting.get(group); batch; batch = this.#waiting.get(group)) {
-        this.#waiting.delete(group);
-        const n = batch.waiters.length;
-        try {
-          const windows = await this.#add(batch.keys, n, batch.windowMs);
-          // The i-th hit of the batch holds place count - n + 1 + i of each window.
-          batch.waiters.forEach((waiter, i) => waiter.resolve(windows.map((w) => ({ ...w, count: w.count - n + 1 + i }))));
-        } catch (error) {
-          for (const waiter of batch.waiters) waiter.reject(error);
-        }
-      }
-    } finally {
-      this.#sending.delete(group);
-    }
+  /** Counts hits on the same keys at once; the i-th of n holds place count - n + 1 + i of each window. */
+  async #count(hits: Hit[]): Promise<Window[][]> {
+    const n = hits.length;
+    const windows = await this.#add(hits[0]!.keys, n, hits[0]!.windowMs);
+    return hits.map((_hit, i) => windows.map((w) => ({ ...w, count: w.count - n + 1 + i })));
   }
 
   async #add(keys: readonly string[], n: number, windowMs: number): Promise<Window[]> {

@@ -1,0 +1,53 @@
+// Group commit: writes of the same group that arrive while the group's previous write is on its
+// way travel together in the next one, so a busy path costs one statement per round trip rather
+// than one per request. Each item still gets its own result (or the write's error).
+//
+// The first write of a group is sent after the current turn of the event loop has read its
+// sockets, so that requests that arrived together share it too (on PGlite a query runs at once, so
+// without this nothing would ever wait for one in flight).
+
+interface Waiting<T, R> {
+  items: T[];
+  waiters: { resolve: (result: R) => void; reject: (error: unknown) => void }[];
+}
+
+export class GroupCommit<T, R> {
+  readonly #write: (items: T[]) => Promise<R[]>;
+  readonly #waiting = new Map<string, Waiting<T, R>>();
+  readonly #sending = new Set<string>();
+
+  /** `write` writes the items of one group in one go and answers one result per item, in order. */
+  constructor(write: (items: T[]) => Promise<R[]>) {
+    this.#write = write;
+  }
+
+  /** Adds an item to its group's next write; its result once that write is done. */
+  add(group: string, item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      let waiting = this.#waiting.get(group);
+      if (!waiting) this.#waiting.set(group, (waiting = { items: [], waiters: [] }));
+      waiting.items.push(item);
+      waiting.waiters.push({ resolve, reject });
+      if (this.#sending.has(group)) return;
+      this.#sending.add(group);
+      setImmediate(() => void this.#send(group));
+    });
+  }
+
+  /** Writes the group's waiting items, one write per round trip, until none waits. */
+  async #send(group: string): Promise<void> {
+    try {
+      for (let waiting = this.#waiting.get(group); waiting; waiting = this.#waiting.get(group)) {
+        this.#waiting.delete(group);
+        try {
+          const results = await this.#write(waiting.items);
+          waiting.waiters.forEach((waiter, i) => waiter.resolve(results[i]!));
+        } catch (error) {
+          for (const waiter of waiting.waiters) waiter.reject(error);
+        }
+      }
+    } finally {
+      this.#sending.delete(group);
+    }
+  }
+}
