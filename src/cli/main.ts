@@ -1,4 +1,5 @@
 // The `atrium` command.
+import './module-formats.ts'; // first: the commands' code is loaded after it (dynamic imports below)
 import { ConfigError, loadConfig } from '../config.ts';
 import { DirLockedError } from '../platform/db/dir-lock.ts';
 import { GROUPS, runGroup } from './groups.ts';
