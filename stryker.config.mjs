@@ -19,9 +19,13 @@ const TARGETS = {
     mutate: ['src/platform/jobs/outbox.ts'],
     tests: ['test/integration/jobs.test.ts'],
   },
-  oauth: {
-    mutate: ['src/oauth/csrf.ts', 'src/oauth/limits.ts', 'src/oauth/adapter.ts'],
-    tests: ['test/integration/oauth-security.test.ts'],
+  'oauth-forms': {
+    mutate: ['src/oauth/csrf.ts', 'src/oauth/limits.ts'],
+    tests: ['test/unit/oauth-csrf.test.ts', 'test/unit/oauth-limits.test.ts'],
+  },
+  'oauth-adapter': {
+    mutate: ['src/oauth/adapter.ts'],
+    tests: ['test/integration/oauth-adapter.test.ts'],
   },
 };
 

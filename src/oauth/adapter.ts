@@ -25,7 +25,7 @@ const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
  * (the same bound as ATRIUM_AUTH_CACHE_SECONDS for every other credential).
  */
 export function adapterClass(db: Db, clientCacheMs: number): new (model: string) => Adapter {
-  const clients = new LRUCache<string, { metadata: AdapterPayload | null }>({ max: 10_000, ttl: Math.max(clientCacheMs, 1) });
+  const clients = clientCacheMs > 0 ? new LRUCache<string, { metadata: AdapterPayload | null }>({ max: 10_000, ttl: clientCacheMs }) : undefined;
   return class DbAdapter implements Adapter {
     readonly model: string;
 
@@ -51,11 +51,11 @@ export function adapterClass(db: Db, clientCacheMs: number): new (model: string)
     async find(id: string): Promise<AdapterPayload | undefined> {
       if (!storableText(id)) return undefined;
       if (this.model === 'Client') {
-        const cached = clients.get(id);
+        const cached = clients?.get(id);
         if (cached) return cached.metadata ?? undefined;
         const row = await findOAuthClient(db, id);
         const metadata = row ? clientMetadata(row) : null;
-        if (clientCacheMs > 0) clients.set(id, { metadata });
+        clients?.set(id, { metadata });
         return metadata ?? undefined;
       }
       return withConsumed(await store.findModel(db, this.model, id));
@@ -100,7 +100,6 @@ function storableText(value: string): boolean {
 
 function storable(value: unknown): boolean {
   if (typeof value === 'string') return storableText(value);
-  if (Array.isArray(value)) return value.every(storable);
-  if (value !== null && typeof value === 'object') return Object.entries(value).every(([key, v]) => storableText(key) && storable(v));
-  return true;
+  // Objects and arrays: every key and value; numbers, booleans and null have no entries.
+  return Object.entries(value ?? {}).every(([key, v]) => storableText(key) && storable(v));
 }
