@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { eq } from 'drizzle-orm';
+import type { AdapterPayload } from 'oidc-provider';
 import { oauthClientsTable } from '../../src/modules/oauth-clients/store.ts';
 import { adapterClass } from '../../src/oauth/adapter.ts';
 import { revokeAccount } from '../../src/oauth/store.ts';
@@ -106,8 +107,10 @@ forEachEngine('oauth storage adapter', (engine) => {
     const tokens = adapter('AccessToken');
     const sessions = adapter('Session');
     const odd = randomUUID();
-    await tokens.upsert(odd, { grantId: 4242, accountId: 4242 }, 60);
-    await sessions.upsert(odd, { uid: 4242, userCode: 4242 }, 60);
+    // Not what the provider writes, but what the adapter must not index if it ever did.
+    const numbers = (payload: Record<string, unknown>) => payload as AdapterPayload;
+    await tokens.upsert(odd, numbers({ grantId: 4242, accountId: 4242 }), 60);
+    await sessions.upsert(odd, numbers({ uid: 4242, userCode: 4242 }), 60);
     await tokens.revokeByGrantId('4242');
     await revokeAccount(service.ctx.db, '4242');
     assert.deepEqual(await tokens.find(odd), { grantId: 4242, accountId: 4242 });

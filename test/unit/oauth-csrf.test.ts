@@ -26,7 +26,8 @@ test('the form token is the HMAC of the cookie; a browser without a valid cookie
   assert.equal(csrf.token(request({ atrium_csrf: SECRET }), kept.reply), sign(SECRET));
   assert.equal(kept.set.length, 0, 'a valid cookie is kept');
 
-  for (const cookies of [{}, { atrium_csrf: 'short' }, { atrium_csrf: `${'a'.repeat(42)}!` }, { atrium_csrf: 'a'.repeat(44) }]) {
+  const invalid: Record<string, string>[] = [{}, { atrium_csrf: 'short' }, { atrium_csrf: `${'a'.repeat(42)}!` }, { atrium_csrf: 'a'.repeat(44) }];
+  for (const cookies of invalid) {
     const fresh = reply();
     const token = csrf.token(request(cookies), fresh.reply);
     assert.equal(fresh.set.length, 1, `a new cookie for ${JSON.stringify(cookies)}`);
