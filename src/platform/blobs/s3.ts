@@ -40,7 +40,7 @@ const isMissing = (error: unknown) =>
 function cutTo(body: Readable, contentRange: string | undefined, range: ByteRange): Readable {
   const sent = /^bytes (\d+)-(\d+)\//.exec(contentRange ?? '');
   const first = sent ? Number(sent[1]) : 0;
-  if (sent && Number(sent[1]) === range.start && Number(sent[2]) === range.end) return body;
+  if (sent && first === range.start && Number(sent[2]) === range.end) return body;
   if (first > range.start) {
     body.destroy();
     throw new Error(`The S3 server answered the range ${range.start}-${range.end} with ${contentRange}`);

@@ -50,7 +50,7 @@ export class Events {
    */
   async emit<T>(tx: Db, projectId: string, definition: EventDefinition<T>, data: T): Promise<string | undefined> {
     const id = randomUUID();
-    const { stored } = await this.#write(tx, projectId, definition, { events: sql`select ${id}::uuid as id, ${JSON.stringify(data)}::jsonb as data` });
+    const { stored } = await this.#write(tx, projectId, definition, { events: oneEvent(id, data, sql`true`) });
     return stored > 0 ? id : undefined;
   }
 
@@ -63,7 +63,7 @@ export class Events {
     const id = randomUUID();
     const { stored, row } = await this.#write(db, projectId, definition, {
       ctes: cause.ctes,
-      events: sql`select ${id}::uuid as id, ${JSON.stringify(data)}::jsonb as data where ${cause.happened}`,
+      events: oneEvent(id, data, cause.happened),
       result: cause.result,
     });
     return { eventId: stored > 0 ? id : undefined, row };
@@ -78,7 +78,7 @@ export class Events {
     return this.#write(db, projectId, definition, cause);
   }
 
-  async #write(db: Db, projectId: string, definition: EventDefinition<any>, source: { ctes?: SQL; events: SQL; result?: SQL }): Promise<{ stored: number; row: Record<string, unknown> }> {
+  async #write(db: Db, projectId: string, definition: EventDefinition<unknown>, source: { ctes?: SQL; events: SQL; result?: SQL }): Promise<{ stored: number; row: Record<string, unknown> }> {
     if (this.#definitions.get(definition.type) !== definition) throw new Error(`Event type ${definition.type} is not in the catalogue`);
     const pending: PendingEvent = { projectId, definition: definition as EventDefinition };
     const fanouts = this.#consumers.map((c) => c.fanout(pending));
@@ -103,4 +103,9 @@ export class Events {
     const row = rowsOf<Record<string, unknown>>(await db.execute(statement))[0]!;
     return { stored: Number(row.stored), row };
   }
+}
+
+/** The event rows of a single event: one row when `happened` holds. */
+function oneEvent(id: string, data: unknown, happened: SQL): SQL {
+  return sql`select ${id}::uuid as id, ${JSON.stringify(data)}::jsonb as data where ${happened}`;
 }

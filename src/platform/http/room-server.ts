@@ -7,7 +7,8 @@
 // verify participant tokens), so a room server verifies Atrium offline without a shared secret. The
 // claims bind the exact body (`sha256`, lowercase hex, as in webhook signatures), the room server
 // (`aud` = ATRIUM_ROOM_SERVER_URL) and the endpoint (`htu`), and expire after five minutes.
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { sha256Hex } from '../crypto/secrets.ts';
 import type { SigningKeys } from '../crypto/signing-keys.ts';
 import { OutboundClient, retryAfterMs } from './outbound.ts';
 
@@ -75,7 +76,7 @@ export class RoomServerClient {
   sign(url: URL, body: Uint8Array, now: Date): string {
     const iat = Math.floor(now.getTime() / 1000);
     return this.#keys.signJwt({
-      sha256: createHash('sha256').update(body).digest('hex'), htm: 'POST', htu: url.toString(),
+      sha256: sha256Hex(body), htm: 'POST', htu: url.toString(),
       iss: this.#issuer, aud: this.#baseUrl!, iat, exp: iat + ROOM_SERVER_SIGNATURE_TTL_SECONDS, jti: randomUUID(),
     });
   }
