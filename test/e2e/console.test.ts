@@ -158,7 +158,7 @@ describe('the web console in Chromium', () => {
       });
       const started = Date.now();
       await fresh.goto(console$(`/p/${projectId}/rooms`));
-      await fresh.getByRole('heading', { name: 'Rooms' }).waitFor();
+      await fresh.getByRole('main').getByRole('heading', { name: 'Rooms' }).waitFor();
       await fresh.getByText('No rooms yet.').waitFor();
       await fresh.getByLabel('Filter by name').fill('x');
       times.push(Date.now() - started);
@@ -891,7 +891,7 @@ describe('the web console in Chromium', () => {
     await settle(page);
     const balance = async () => (await call(service, 'GET', `/accounts/projects/${projectId}/balance`, { token: apiKey })).body;
     await nav(page, 'Billing').click();
-    await page.getByRole('heading', { name: 'Billing' }).waitFor();
+    await page.getByRole('main').getByRole('heading', { name: 'Billing' }).waitFor();
     await page.getByTestId('balance').getByText('$0.00').waitFor();
     await page.getByText('No transactions yet.').waitFor();
 
@@ -1047,6 +1047,11 @@ describe('the web console in Chromium', () => {
     await view.getByRole('link', { name: 'lobby' }).waitFor();
     const entries = await view.getByRole('navigation', { name: 'Project' }).getByRole('link').allTextContents();
     assert.deepEqual(entries, ['Project', 'Rooms', 'Managed agents', 'Storage', 'Feeds']);
+    // Sections with nothing to open for this member have no heading either.
+    const projectNav = view.getByRole('navigation', { name: 'Project' });
+    for (const [section, shown] of [['Rooms', 1], ['Integrations', 1], ['Access', 0], ['Billing', 0]] as const) {
+      assert.equal(await projectNav.getByRole('heading', { name: section, exact: true }).count(), shown, section);
+    }
     assert.equal(await view.getByRole('button', { name: 'New room' }).count(), 0);
     await view.getByRole('link', { name: 'lobby' }).click();
     await view.getByRole('button', { name: 'Connect' }).waitFor();

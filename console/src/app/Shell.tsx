@@ -7,7 +7,7 @@ import { useState } from 'react';
 import { Link, Outlet, useLocation, useMatch, useNavigate } from 'react-router';
 import { api, unwrap } from '../api.ts';
 import { signOut } from '../auth/session.ts';
-import { families } from '../families/index.ts';
+import { navigation } from '../families/index.ts';
 import { FormModal } from '../ui/FormModal.tsx';
 import { invalidate, projectKey } from './query.ts';
 
@@ -90,10 +90,21 @@ function ProjectNav({ projectId, close }: { projectId: string; close: () => void
   const base = `/p/${projectId}`;
   return (
     <nav aria-label="Project">
-      {families.filter((family) => roles.has(family.needs)).map((family) => {
-        const to = family.path ? `${base}/${family.path}` : base;
-        const active = family.path ? pathname.startsWith(to) : pathname === base;
-        return <NavLink key={family.id} component={Link} to={to} label={family.label} active={active} onClick={close} />;
+      {navigation.map((group) => {
+        const shown = group.families.filter((family) => roles.has(family.needs));
+        if (shown.length === 0) return null;
+        const links = shown.map((family) => {
+          const to = family.path ? `${base}/${family.path}` : base;
+          const active = family.path ? pathname.startsWith(to) : pathname === base;
+          return <NavLink key={family.id} component={Link} to={to} label={family.label} active={active} onClick={close} />;
+        });
+        if (!group.section) return <div key="project">{links}</div>;
+        return (
+          <div key={group.section}>
+            <Text component="h2" size="xs" fw={700} c="dimmed" tt="uppercase" px="sm" pt="md" pb={4} m={0}>{group.section}</Text>
+            {links}
+          </div>
+        );
       })}
     </nav>
   );

@@ -1,4 +1,4 @@
-// The families the console shows, in navigation order. One line per family (docs/console.md).
+// The families the console shows, in navigation order and sections. One entry per family (docs/console.md).
 import { agents } from './agents/index.ts';
 import { apiKeys } from './api-keys/index.ts';
 import { billing } from './billing/index.ts';
@@ -22,26 +22,13 @@ import { storage } from './storage/index.ts';
 import { usage } from './usage/index.ts';
 import { webhooks } from './webhooks/index.ts';
 
-export const families: readonly Family[] = [
-  project,
-  rooms,
-  agents,
-  storage,
-  members,
-  apiKeys,
-  oauthClients,
-  webhooks,
-  services,
-  secrets,
-  sessions,
-  scheduledTasks,
-  routes,
-  mailboxes,
-  repositories,
-  shares,
-  feeds,
-  llmLoggers,
-  externalOAuth,
-  billing,
-  usage,
+/** The project navigation: the project's own page, then the families in sections of related tasks. */
+export const navigation: readonly { section?: string; families: readonly Family[] }[] = [
+  { families: [project] },
+  { section: 'Rooms', families: [rooms, agents, sessions, scheduledTasks, services, storage] },
+  { section: 'Access', families: [members, apiKeys, oauthClients, externalOAuth, secrets, shares] },
+  { section: 'Integrations', families: [webhooks, feeds, llmLoggers, routes, mailboxes, repositories] },
+  { section: 'Billing', families: [billing, usage] },
 ];
+
+export const families: readonly Family[] = navigation.flatMap((group) => group.families);
