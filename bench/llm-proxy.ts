@@ -5,14 +5,20 @@
 //     at p50 and p99 (the issue's targets: ≤ 2 ms and ≤ 10 ms);
 //   - one caller: the same pair with a single caller, the proxy's own added latency without queueing;
 //   - streamed: time to the first byte of a streamed call, `connections` callers in a loop for the
-//     measured duration, turns taken with the direct calls.
+//     measured duration, turns taken with the direct calls;
+//   - at a model's pace: the plain and streamed pairs again with a fake model that takes
+//     BENCH_LLM_THINK_MS (250, ± 20 % so that the callers do not move in lockstep) to answer, as
+//     real ones do, so that 50 callers keep 50 calls in flight instead of saturating the machine:
+//     the latency the proxy adds to a call, not its throughput.
 // Every proxied call also writes its usage record (after the answer), as in production.
 import { request } from 'undici';
 import { startFakeUpstream } from '../test/support/llm-upstream.ts';
 import type { BenchContext, Engine } from './lib.ts';
 
-const BODY = JSON.stringify({ model: 'fake-bench', messages: [{ role: 'user', content: 'Hello' }] });
-const STREAM_BODY = JSON.stringify({ model: 'fake-bench', stream: true, messages: [{ role: 'user', content: 'Hello' }] });
+const THINK_MS = Number(process.env.BENCH_LLM_THINK_MS ?? 250);
+const chatBody = (model: string, stream = false) => JSON.stringify({ model, ...(stream ? { stream } : {}), messages: [{ role: 'user', content: 'Hello' }] });
+const BODY = chatBody('fake-bench');
+const PACED_MODEL = `fake-wait-${THINK_MS}`;
 
 function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
@@ -20,13 +26,14 @@ function percentile(sorted: number[], p: number): number {
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /** `callers` loops of streamed calls for `seconds`; the time to each answer's first byte. */
-async function firstBytes(url: string, headers: Record<string, string>, callers: number, seconds: number): Promise<number[]> {
+async function firstBytes(url: string, headers: Record<string, string>, model: string, callers: number, seconds: number): Promise<number[]> {
+  const streamBody = chatBody(model, true);
   const until = performance.now() + seconds * 1000;
   const samples: number[] = [];
   await Promise.all(Array.from({ length: callers }, async () => {
     while (performance.now() < until) {
       const started = performance.now();
-      const { body } = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: STREAM_BODY });
+      const { body } = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: streamBody });
       let first = true;
       for await (const _chunk of body) {
         if (first) samples.push(performance.now() - started);
@@ -54,34 +61,48 @@ export async function run(context: BenchContext): Promise<object> {
       { url: upstream.url, scenario: { name: 'one caller: chat completion, direct', method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: BODY, connections: 1 } },
       { url: atrium.url, scenario: { name: 'one caller: chat completion through the proxy', method: 'POST', path: '/openai/v1/chat/completions', headers: auth, body: BODY, pid: atrium.pid, connections: 1 } },
     ]);
+    context.log(`llm-proxy: ${context.connections} callers at a model's pace (${THINK_MS} ms per answer)`);
+    const [directPaced, proxiedPaced] = await context.measureSideBySide([
+      { url: upstream.url, scenario: { name: `model answering in ${THINK_MS} ms ± 20 %: chat completion, direct`, method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: chatBody(PACED_MODEL) } },
+      { url: atrium.url, scenario: { name: `model answering in ${THINK_MS} ms ± 20 %: chat completion through the proxy`, method: 'POST', path: '/openai/v1/chat/completions', headers: auth, body: chatBody(PACED_MODEL), pid: atrium.pid } },
+    ]);
     context.log('llm-proxy: time to first byte of streamed calls');
     const slice = Math.max(1, context.duration / context.rounds);
-    const ttfb = { direct: [] as number[], proxied: [] as number[] };
+    const ttfb = { direct: [] as number[], proxied: [] as number[], directPaced: [] as number[], proxiedPaced: [] as number[] };
+    const directUrl = `${upstream.url}/v1/chat/completions`;
+    const proxiedUrl = `${atrium.url}/openai/v1/chat/completions`;
+    const bearer = { authorization: auth.authorization };
     for (let round = 0; round < context.rounds; round += 1) {
-      ttfb.direct.push(...await firstBytes(`${upstream.url}/v1/chat/completions`, {}, context.connections, slice));
-      ttfb.proxied.push(...await firstBytes(`${atrium.url}/openai/v1/chat/completions`, { authorization: auth.authorization }, context.connections, slice));
+      ttfb.direct.push(...await firstBytes(directUrl, {}, 'fake-bench', context.connections, slice));
+      ttfb.proxied.push(...await firstBytes(proxiedUrl, bearer, 'fake-bench', context.connections, slice));
+      ttfb.directPaced.push(...await firstBytes(directUrl, {}, PACED_MODEL, context.connections, slice));
+      ttfb.proxiedPaced.push(...await firstBytes(proxiedUrl, bearer, PACED_MODEL, context.connections, slice));
     }
     for (const list of Object.values(ttfb)) list.sort((a, b) => a - b);
+    const addedAt = (p: number, proxiedList: number[], directList: number[]) => round2(percentile(proxiedList, p) - percentile(directList, p));
     const added = {
       plainP50Ms: round2(proxied!.p50 - direct!.p50),
       plainP99Ms: round2(proxied!.p99 - direct!.p99),
-      ttfbP50Ms: round2(percentile(ttfb.proxied, 50) - percentile(ttfb.direct, 50)),
-      ttfbP99Ms: round2(percentile(ttfb.proxied, 99) - percentile(ttfb.direct, 99)),
+      ttfbP50Ms: addedAt(50, ttfb.proxied, ttfb.direct),
+      ttfbP99Ms: addedAt(99, ttfb.proxied, ttfb.direct),
       aloneP50Ms: round2(proxiedAlone!.p50 - directAlone!.p50),
       aloneP99Ms: round2(proxiedAlone!.p99 - directAlone!.p99),
+      pacedP50Ms: round2(proxiedPaced!.p50 - directPaced!.p50),
+      pacedP99Ms: round2(proxiedPaced!.p99 - directPaced!.p99),
+      pacedTtfbP50Ms: addedAt(50, ttfb.proxiedPaced, ttfb.directPaced),
+      pacedTtfbP99Ms: addedAt(99, ttfb.proxiedPaced, ttfb.directPaced),
     };
+    const streamed = (list: number[]) => ({ calls: list.length, p50: round2(percentile(list, 50)), p99: round2(percentile(list, 99)) });
     return {
-      scenarios: [direct, proxied, directAlone, proxiedAlone],
-      streamed: {
-        callers: context.connections,
-        direct: { calls: ttfb.direct.length, p50: round2(percentile(ttfb.direct, 50)), p99: round2(percentile(ttfb.direct, 99)) },
-        proxied: { calls: ttfb.proxied.length, p50: round2(percentile(ttfb.proxied, 50)), p99: round2(percentile(ttfb.proxied, 99)) },
-      },
+      scenarios: [direct, proxied, directAlone, proxiedAlone, directPaced, proxiedPaced],
+      streamed: { callers: context.connections, direct: streamed(ttfb.direct), proxied: streamed(ttfb.proxied), directPaced: streamed(ttfb.directPaced), proxiedPaced: streamed(ttfb.proxiedPaced) },
       added,
-      notes: `Added by the proxy (${engine}, ${context.connections} callers): plain p50 ${added.plainP50Ms} ms, p99 ${added.plainP99Ms} ms; `
-        + `streamed time to first byte p50 ${added.ttfbP50Ms} ms, p99 ${added.ttfbP99Ms} ms (targets: p50 ≤ 2 ms, p99 ≤ 10 ms). `
-        + `With one caller (no queue): plain p50 ${added.aloneP50Ms} ms, p99 ${added.aloneP99Ms} ms. At 50 callers the added latency is mostly queueing: `
-        + 'each proxied call costs the server about a millisecond of CPU (the usage record and its event are written after the answer), so on two cores shared with the load generator, the fake upstream and PostgreSQL, 50 callers wait for one another.',
+      notes: `Added by the proxy (${engine}, ${context.connections} callers, targets p50 ≤ 2 ms and p99 ≤ 10 ms), at a model's pace (the fake answers after ${THINK_MS} ms ± 20 %, so ${context.connections} calls are in flight): `
+        + `plain p50 ${added.pacedP50Ms} ms, p99 ${added.pacedP99Ms} ms; streamed time to first byte p50 ${added.pacedTtfbP50Ms} ms, p99 ${added.pacedTtfbP99Ms} ms. `
+        + `Saturated (the fake answers at once and ${context.connections} callers send as fast as they can, which measures throughput): plain p50 ${added.plainP50Ms} ms, p99 ${added.plainP99Ms} ms; `
+        + `streamed time to first byte p50 ${added.ttfbP50Ms} ms, p99 ${added.ttfbP99Ms} ms: there the added latency is queueing, since each proxied call costs the server about a millisecond of CPU `
+        + '(the usage record, its event and its pricing are written after the answer) and two cores shared with the load generator, the fake upstream and PostgreSQL serve about a thousand calls a second. '
+        + `With one caller (no queue): plain p50 ${added.aloneP50Ms} ms, p99 ${added.aloneP99Ms} ms.`,
     };
   } finally {
     await atrium.stop();

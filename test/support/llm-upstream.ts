@@ -8,6 +8,8 @@
 //   fake-midstream    a stream that reports an error event after the first delta
 //   fake-cut          a stream whose connection is cut before its terminal event
 //   fake-slow         a stream whose deltas come 200 ms apart (for client aborts)
+//   fake-wait-<ms>    a normal answer that starts after <ms> milliseconds ± 20 % (uniform), as a
+//                     model thinks: the benchmark's callers at a model's pace, not in lockstep
 //
 // Every request is recorded (method, path, headers, parsed body).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -154,7 +156,9 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
           : json(res, 429, { error: { message: 'Slow down', type: 'requests', param: null, code: 'rate_limit_exceeded' } }, headers);
       }
       const path = req.path.split('?')[0]!;
+      const thinking = /^fake-wait-(\d+)$/.exec(model);
       void (async () => {
+        if (thinking) await sleep(Number(thinking[1]) * (0.8 + 0.4 * Math.random()));
         if (path === '/v1/chat/completions') return chat(req, res, model);
         if (path === '/v1/responses') return responses(req, res, model);
         if (path === '/v1/responses/input_tokens') return json(res, 200, { object: 'response.input_tokens', input_tokens: FAKE_USAGE.input });
