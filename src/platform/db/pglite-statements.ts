@@ -1,8 +1,10 @@
 // Named prepared statements for Drizzle on PGlite. PGlite.query sends an unnamed
 // Parse/Describe/Bind/Describe/Execute/Sync, each message a call into WebAssembly, and PostgreSQL
 // parses, analyses and plans the text again every time. Through this wrapper a text is prepared
-// once under a name (Drizzle numbers parameters, so the texts are few) and every later run is one
-// call carrying Bind/Execute/Sync: PGlite's backend loop reads every message of the buffer it gets.
+// once under a name (Drizzle numbers parameters, so the texts are few): its first run is two calls
+// (Parse/Describe/Sync, then Bind/Execute/Sync, as the parameter types decide how values are
+// serialised), every later run one call carrying Bind/Execute/Sync, since PGlite's backend loop reads
+// every message of the buffer it is given.
 import { messages, parse, protocol, type PGlite, type QueryOptions, type Results, type Transaction } from '@electric-sql/pglite';
 
 const { serialize } = protocol;
@@ -22,7 +24,11 @@ interface Statement {
 /** What Drizzle's PGlite driver calls on its client. */
 export type PgliteQueries = Pick<PGlite, 'query' | 'transaction'>;
 
-/** 0A000 is "cached plan must not change result type"; 26000, a statement that no longer exists. */
+/**
+ * Errors of a cached statement that preparing it again cures: 0A000 is "cached plan must not change
+ * result type" (after a schema change), 26000 a statement that no longer exists. Outside a
+ * transaction the failed run was rolled back with its implicit transaction, so running it again is safe.
+ */
 const STALE = new Set(['0A000', '26000']);
 
 /** Statement names are unique in the process, so two wrappers on one client cannot collide. */
