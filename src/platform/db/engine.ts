@@ -8,6 +8,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { acquireDirLock } from './dir-lock.ts';
+import { preparedStatements } from './pglite-statements.ts';
 
 /** A Drizzle handle: the database itself or an open transaction (same query API). */
 export type Db = PgDatabase<PgQueryResultHKT>;
@@ -71,7 +72,8 @@ async function openPglite(dataDir: string): Promise<Database> {
     lock.release();
     throw error;
   }
-  const db = drizzlePglite(client) as unknown as Db;
+  // Every query a named prepared statement, as on PostgreSQL (`preparing` below).
+  const db = drizzlePglite({ client: preparedStatements(client) as PGlite }) as unknown as Db;
   return {
     engine: 'pglite',
     db,
