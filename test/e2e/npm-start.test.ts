@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SERVE_NODE_FLAGS } from '../../bin/serve-flags.js';
 import { onPath } from '../support/postgres.ts';
 import { freePort } from '../support/service.ts';
 
@@ -162,7 +163,11 @@ test('the embedded default stays small: idle resident memory after its first run
     const run = npmStart(t, { PORT: String(port) }, dataDir);
     await until('the server answers /healthz', START_TIMEOUT_MS, () => answers(`http://127.0.0.1:${port}/healthz`));
     await sleep(3000);
-    const memory = memoryOf(serverOf(run.pgid));
+    const server = serverOf(run.pgid);
+    // package.json's "start" cannot import the list, so it spells the flags out: this keeps them in step.
+    const argv = readFileSync(`/proc/${server}/cmdline`, 'utf8').split('\0');
+    for (const flag of SERVE_NODE_FLAGS) assert.ok(argv.includes(flag), `npm start runs the server with ${flag} (bin/serve-flags.js): ${argv.join(' ')}`);
+    const memory = memoryOf(server);
     figures.push(`${phase}: ${memory.rss} MB resident when idle, ${memory.peak} MB at peak`);
     assert.ok(memory.rss <= IDLE_RSS_BOUND_MB[phase], `${phase}: ${memory.rss} MB resident when idle (bound ${IDLE_RSS_BOUND_MB[phase]} MB)`);
     process.kill(run.pgid, 'SIGTERM');
