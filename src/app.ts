@@ -3,6 +3,7 @@ import Fastify, { LogController } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { ValidateFunction } from 'ajv';
 import type { AppContext } from './context.ts';
 import { installCors } from './platform/http/cors.ts';
 import { installAuth, validateAuthRequirement } from './platform/http/auth.ts';
@@ -52,6 +53,25 @@ export function fastifyTrustProxy(trust: ProxyTrust): boolean | string[] | ((add
   return typeof trust === 'number' ? (_address, hop) => hop < trust : trust;
 }
 
+/**
+ * A route's validator compiled on its first request instead of at start-up: Fastify compiles every
+ * route's schemas when the app is built, and the generated code of routes a server never serves
+ * stays resident (docs/benchmarks.md "Memory of the embedded default"). Fastify reads `errors`
+ * after a failed check and passes the parent (so a root value can be coerced) when `schemaEnv`
+ * is set, as on any Ajv validator.
+ */
+function lazyValidator(compile: () => ValidateFunction): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const validate = ((data: unknown, context?: object) => {
+    compiled ??= compile();
+    const ok = compiled(data, context as never);
+    validate.errors = compiled.errors;
+    return ok;
+  }) as ValidateFunction;
+  validate.schemaEnv = true as never;
+  return validate;
+}
+
 export async function buildApp(ctx: AppContext, modules: readonly Module[]): Promise<BuiltApp> {
   const app = Fastify({
     loggerInstance: ctx.log,
@@ -66,7 +86,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
 
   const bodyAjv = ajvFor(false);
   const otherAjv = ajvFor(true);
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : otherAjv).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => lazyValidator(() => (httpPart === 'body' ? bodyAjv : otherAjv).compile(schema)));
 
   const routes: BuiltApp['routes'] = [];
   // Modules are registered one at a time (each `register` is awaited), so this names the one
