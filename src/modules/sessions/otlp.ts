@@ -166,6 +166,7 @@ interface CollectorProtos {
   ExportMetricsServiceRequest: MessageType; ExportMetricsServiceResponse: MessageType;
   ExportLogsServiceRequest: MessageType; ExportLogsServiceResponse: MessageType;
 }
+const require = createRequire(import.meta.url);
 let loaded: Record<Signal, { request: MessageType; response: MessageType }> | undefined;
 /**
  * The compiled protos, loaded on the first protobuf body: the generated module is 860 KB of code
@@ -174,7 +175,7 @@ let loaded: Record<Signal, { request: MessageType; response: MessageType }> | un
  */
 function protos(): Record<Signal, { request: MessageType; response: MessageType }> {
   if (loaded) return loaded;
-  const root = createRequire(import.meta.url)('@opentelemetry/otlp-transformer/build/src/generated/root.js');
+  const root = require('@opentelemetry/otlp-transformer/build/src/generated/root.js');
   const collector = (root as { opentelemetry: { proto: { collector: Record<'trace' | 'metrics' | 'logs', { v1: CollectorProtos }> } } }).opentelemetry.proto.collector;
   return (loaded = {
     traces: { request: collector.trace.v1.ExportTraceServiceRequest, response: collector.trace.v1.ExportTraceServiceResponse },
