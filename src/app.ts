@@ -2,6 +2,7 @@
 import Fastify, { LogController } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ValidateFunction } from 'ajv';
 import type { AppContext } from './context.ts';
@@ -72,6 +73,18 @@ function lazyValidator(compile: () => ValidateFunction): ValidateFunction {
   return validate;
 }
 
+/**
+ * Fastify's own response serializers (fast-json-stringify), each compiled on its route's first
+ * response rather than all at start-up, for the same reason as `lazyValidator`.
+ */
+function lazySerializers(externalSchemas: unknown, options: unknown) {
+  const build = SerializerSelector()(externalSchemas as never, options as never);
+  return (route: Parameters<typeof build>[0]) => {
+    let compiled: ((data: unknown) => string) | undefined;
+    return (data: unknown) => (compiled ??= build(route))(data);
+  };
+}
+
 export async function buildApp(ctx: AppContext, modules: readonly Module[]): Promise<BuiltApp> {
   const app = Fastify({
     loggerInstance: ctx.log,
@@ -82,6 +95,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler,
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const bodyAjv = ajvFor(false);

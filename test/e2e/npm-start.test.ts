@@ -149,13 +149,13 @@ function memoryOf(pid: number): { rss: number; peak: number } {
   return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
 }
 
-// Generous bounds, about 30 % over what was measured on 2026-11-26 (325–331 MB idle on a restart,
-// 390–443 MB after the first run, see docs/benchmarks.md "Memory of the embedded default"); they
+// Generous bounds, about 30 % over what was measured on 2026-11-26 (305–330 MB idle on a restart,
+// 417–454 MB after the first run, see docs/benchmarks.md "Memory of the embedded default"); they
 // catch a regression such as the young generation growing back to V8's default (no
 // --max-semi-space-size: about 450 MB on a restart), PGlite's default 128 MB of shared buffers
 // coming back, code loaded at start that only some requests need, or the first run's cluster
 // creation staying resident (730 MB before).
-const IDLE_RSS_BOUND_MB = { 'first run': 580, restart: 430 } as const;
+const IDLE_RSS_BOUND_MB = { 'first run': 580, restart: 420 } as const;
 
 test('the embedded default stays small: idle resident memory after its first run and after a restart', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'atrium-npm-start-'));
