@@ -46,6 +46,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import postgres from 'postgres';
+import { SERVE_NODE_FLAGS } from '../bin/serve-flags.js';
 
 export type Engine = 'postgres' | 'pglite';
 
@@ -291,7 +292,10 @@ export async function startAtrium(pgUrl: string | undefined, engine: Engine, env
     )).trim()) as Tenant;
     // BENCH_CPU_PROF_DIR: each Atrium server writes a V8 CPU profile there when it stops (.cpuprofile).
     const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
-    const child = spawnChild([process.execPath, ...profile, cli, 'serve'], childEnv);
+    // The server's node flags as operators get them; BENCH_SERVE_FLAGS (space-separated, empty for
+    // none) replaces them, to compare flags side by side.
+    const flags = process.env.BENCH_SERVE_FLAGS === undefined ? SERVE_NODE_FLAGS : process.env.BENCH_SERVE_FLAGS.split(' ').filter(Boolean);
+    const child = spawnChild([process.execPath, ...flags, ...profile, cli, 'serve'], childEnv);
     await waitReady(child, `${url}/readyz`, `atrium serve (${engine})`);
     return {
       engine,

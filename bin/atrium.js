@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVE_NODE_FLAGS } from './serve-flags.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -12,6 +13,9 @@ let node = process.execPath;
 if (Number(process.versions.node.split('.')[0]) < 24) {
   node = join(dirname(require.resolve('node/package.json')), 'bin', 'node');
 }
-const child = spawn(node, [join(root, 'src', 'cli', 'main.ts'), ...process.argv.slice(2)], { stdio: 'inherit' });
+// The server's node flags go to `serve` only: the other commands are short-lived, where idle memory
+// does not matter.
+const flags = process.argv[2] === 'serve' ? SERVE_NODE_FLAGS : [];
+const child = spawn(node, [...flags, join(root, 'src', 'cli', 'main.ts'), ...process.argv.slice(2)], { stdio: 'inherit' });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

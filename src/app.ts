@@ -2,7 +2,9 @@
 import Fastify, { LogController } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { ValidateFunction } from 'ajv';
 import type { AppContext } from './context.ts';
 import { installCors } from './platform/http/cors.ts';
 import { installAuth, validateAuthRequirement } from './platform/http/auth.ts';
@@ -52,6 +54,37 @@ export function fastifyTrustProxy(trust: ProxyTrust): boolean | string[] | ((add
   return typeof trust === 'number' ? (_address, hop) => hop < trust : trust;
 }
 
+/**
+ * A route's validator compiled on its first request instead of at start-up: Fastify compiles every
+ * route's schemas when the app is built, and the generated code of routes a server never serves
+ * stays resident (docs/benchmarks.md "Memory of the embedded default"). Fastify reads `errors`
+ * after a failed check and passes the parent (so a root value can be coerced) when `schemaEnv`
+ * is set, as on any Ajv validator.
+ */
+function lazyValidator(compile: () => ValidateFunction): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const validate = ((data: unknown, context?: object) => {
+    compiled ??= compile();
+    const ok = compiled(data, context as never);
+    validate.errors = compiled.errors;
+    return ok;
+  }) as ValidateFunction;
+  validate.schemaEnv = true as never;
+  return validate;
+}
+
+/**
+ * Fastify's own response serializers (fast-json-stringify), each compiled on its route's first
+ * response rather than all at start-up, for the same reason as `lazyValidator`.
+ */
+function lazySerializers(externalSchemas: unknown, options: unknown) {
+  const build = SerializerSelector()(externalSchemas as never, options as never);
+  return (route: Parameters<typeof build>[0]) => {
+    let compiled: ((data: unknown) => string) | undefined;
+    return (data: unknown) => (compiled ??= build(route))(data);
+  };
+}
+
 export async function buildApp(ctx: AppContext, modules: readonly Module[]): Promise<BuiltApp> {
   const app = Fastify({
     loggerInstance: ctx.log,
@@ -62,11 +95,12 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
     logController: new LogController({ disableRequestLogging: true }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler,
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const bodyAjv = ajvFor(false);
   const otherAjv = ajvFor(true);
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : otherAjv).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => lazyValidator(() => (httpPart === 'body' ? bodyAjv : otherAjv).compile(schema)));
 
   const routes: BuiltApp['routes'] = [];
   // Modules are registered one at a time (each `register` is awaited), so this names the one

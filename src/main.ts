@@ -7,7 +7,6 @@ import { buildApp, type BuiltApp } from './app.ts';
 import type { Config } from './config.ts';
 import type { AppContext } from './context.ts';
 import { modules as allModules } from './modules/index.ts';
-import { S3BlobStore } from './platform/blobs/s3.ts';
 import { FileBlobStore, type BlobStore } from './platform/blobs/store.ts';
 import { SecretBox, loadSecretKey } from './platform/crypto/secrets.ts';
 import { SigningKeys } from './platform/crypto/signing-keys.ts';
@@ -43,10 +42,15 @@ export function defaultWorkers(ctx: AppContext, modules: readonly Module[] = all
   return [{ start: () => jobs.start(), stop: () => jobs.stop() }, { start: () => scheduler.start(), stop: () => scheduler.stop() }];
 }
 
-/** The S3-compatible store when a bucket is set (what several instances need), else the data directory. */
-export function openBlobStore(config: Config): BlobStore {
+/**
+ * The S3-compatible store when a bucket is set (what several instances need), else the data
+ * directory. The AWS SDK is imported only for S3: the filesystem store does not need its code
+ * resident (docs/benchmarks.md "Memory of the embedded default").
+ */
+export async function openBlobStore(config: Config): Promise<BlobStore> {
   const { bucket, endpoint, region, prefix, forcePathStyle } = config.s3;
   if (bucket === undefined) return new FileBlobStore(join(config.dataDir, 'blobs'));
+  const { S3BlobStore } = await import('./platform/blobs/s3.ts');
   return new S3BlobStore({ bucket, prefix, region, forcePathStyle, ...(endpoint ? { endpoint } : {}) });
 }
 
@@ -67,7 +71,7 @@ export async function openContext(config: Config, log?: FastifyBaseLogger, modul
       db: database.db,
       secrets,
       keys,
-      blobs: openBlobStore(config),
+      blobs: await openBlobStore(config),
       auth,
       events: new Events(modules.flatMap((m) => m.events ?? [])),
       policyResources: new PolicyResourceTypes(modules.flatMap((m) => m.policyResources ?? [])),

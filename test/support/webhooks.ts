@@ -8,6 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { jwtVerify } from 'jose';
+import { SERVE_NODE_FLAGS } from '../../bin/serve-flags.js';
 import type { Background } from '../../src/main.ts';
 import type { AppContext } from '../../src/context.ts';
 import { onPath } from './postgres.ts';
@@ -166,7 +167,7 @@ export function atriumCommand(args: string[], env: Record<string, string>): stri
  */
 export async function spawnAtrium(env: Record<string, string>): Promise<AtriumChild> {
   const port = await freePort();
-  const argv = [process.execPath, join(repoRoot, 'src/cli/main.ts'), 'serve'];
+  const argv = [process.execPath, ...SERVE_NODE_FLAGS, join(repoRoot, 'src/cli/main.ts'), 'serve'];
   const child = spawn(setpriv ? setpriv : argv[0]!, setpriv ? ['--pdeathsig=KILL', '--', ...argv] : argv.slice(1), {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`, ATRIUM_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -3,7 +3,7 @@
 // off-session PaymentIntents for auto-recharge (with the recharge's idempotency key), and webhook
 // events verified with the Stripe signature over the raw body. Amounts go to Stripe in cents
 // (micro-units rounded up to a cent): a two-decimal currency is assumed.
-import Stripe from 'stripe';
+import { createRequire } from 'node:module';
 import type { Config } from '../../config.ts';
 import type { ChargeResult, CheckoutPaid, PaymentProvider } from './payments.ts';
 
@@ -13,6 +13,9 @@ export function stripeProvider(config: Config): PaymentProvider {
   const { stripeSecretKey, stripeWebhookSecret, stripeApiUrl, currency } = config.billing;
   if (!stripeSecretKey || !stripeWebhookSecret) throw new Error('ATRIUM_PAYMENT_PROVIDER=stripe needs ATRIUM_STRIPE_SECRET_KEY and ATRIUM_STRIPE_WEBHOOK_SECRET');
   const api = new URL(stripeApiUrl);
+  // The SDK (about 1 MB of code in 200 files) is loaded only when Stripe is the provider, so a
+  // server without it does not keep it resident (docs/benchmarks.md "Memory of the embedded default").
+  const Stripe = createRequire(import.meta.url)('stripe') as typeof import('stripe').default;
   const stripe = new Stripe(stripeSecretKey, {
     host: api.hostname,
     port: api.port || (api.protocol === 'https:' ? 443 : 80),

@@ -8,8 +8,8 @@
 // lowerCamelCase keys, hex trace and span ids, 64-bit integers as decimal strings, so one schema
 // validates both encodings and one code path reads them.
 import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { Type, type Static, type TSchema } from 'typebox';
-import otlpProtos from '@opentelemetry/otlp-transformer/build/src/generated/root.js';
 import { badRequest } from '../../platform/http/errors.ts';
 
 export type Signal = 'traces' | 'metrics' | 'logs';
@@ -166,12 +166,23 @@ interface CollectorProtos {
   ExportMetricsServiceRequest: MessageType; ExportMetricsServiceResponse: MessageType;
   ExportLogsServiceRequest: MessageType; ExportLogsServiceResponse: MessageType;
 }
-const collector = (otlpProtos as unknown as { opentelemetry: { proto: { collector: Record<'trace' | 'metrics' | 'logs', { v1: CollectorProtos }> } } }).opentelemetry.proto.collector;
-const PROTOS: Record<Signal, { request: MessageType; response: MessageType }> = {
-  traces: { request: collector.trace.v1.ExportTraceServiceRequest, response: collector.trace.v1.ExportTraceServiceResponse },
-  metrics: { request: collector.metrics.v1.ExportMetricsServiceRequest, response: collector.metrics.v1.ExportMetricsServiceResponse },
-  logs: { request: collector.logs.v1.ExportLogsServiceRequest, response: collector.logs.v1.ExportLogsServiceResponse },
-};
+const require = createRequire(import.meta.url);
+let loaded: Record<Signal, { request: MessageType; response: MessageType }> | undefined;
+/**
+ * The compiled protos, loaded on the first protobuf body: the generated module is 860 KB of code
+ * that a server receiving no protobuf telemetry would keep resident for nothing (docs/benchmarks.md
+ * "Memory of the embedded default"). Synchronous, as `require` of a CommonJS module.
+ */
+function protos(): Record<Signal, { request: MessageType; response: MessageType }> {
+  if (loaded) return loaded;
+  const root = require('@opentelemetry/otlp-transformer/build/src/generated/root.js');
+  const collector = (root as { opentelemetry: { proto: { collector: Record<'trace' | 'metrics' | 'logs', { v1: CollectorProtos }> } } }).opentelemetry.proto.collector;
+  return (loaded = {
+    traces: { request: collector.trace.v1.ExportTraceServiceRequest, response: collector.trace.v1.ExportTraceServiceResponse },
+    metrics: { request: collector.metrics.v1.ExportMetricsServiceRequest, response: collector.metrics.v1.ExportMetricsServiceResponse },
+    logs: { request: collector.logs.v1.ExportLogsServiceRequest, response: collector.logs.v1.ExportLogsServiceResponse },
+  });
+}
 /** Byte fields that OTLP's JSON encoding writes as hex (all other bytes are base64). */
 const HEX_FIELDS = new Set(['traceId', 'spanId', 'parentSpanId']);
 
@@ -179,7 +190,7 @@ const HEX_FIELDS = new Set(['traceId', 'spanId', 'parentSpanId']);
 export function decodeProtobuf(signal: Signal, bytes: Uint8Array): unknown {
   let message: object;
   try {
-    message = PROTOS[signal].request.decode(bytes);
+    message = protos()[signal].request.decode(bytes);
   } catch (error) {
     throw badRequest(`The body is not a valid protobuf ${signal} export request: ${(error as Error).message}`);
   }
@@ -205,7 +216,7 @@ function asJsonShape(value: unknown, key: string): unknown {
 export function encodeProtobufResponse(signal: Signal, response: { partialSuccess?: Record<string, string> }): Uint8Array {
   const partial = response.partialSuccess;
   const message = partial ? { partialSuccess: { [REJECTED_FIELD[signal]]: Number(partial[REJECTED_FIELD[signal]]), errorMessage: partial.errorMessage } } : {};
-  return PROTOS[signal].response.encode(message).finish();
+  return protos()[signal].response.encode(message).finish();
 }
 
 /** google.rpc.Status{code, message} in protobuf: field 1 (varint) and field 2 (string). */

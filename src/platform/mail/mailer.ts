@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { desc, eq } from 'drizzle-orm';
 import { pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../db/columns.ts';
-import nodemailer from 'nodemailer';
+import { createRequire } from 'node:module';
+import type nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
 import type { MailConfig } from '../../config.ts';
 import type { Db } from '../db/engine.ts';
@@ -45,7 +46,10 @@ export async function findOutboxMail(db: Db, id: string): Promise<OutboxMail | u
 
 export function createMailer(config: MailConfig, db: Db): Mailer {
   if (config.transport === 'smtp') {
-    const transporter = nodemailer.createTransport({
+    // nodemailer is loaded only for SMTP: the development outbox and no mail do not need its code
+    // resident (docs/benchmarks.md "Memory of the embedded default").
+    const { createTransport } = createRequire(import.meta.url)('nodemailer') as typeof nodemailer;
+    const transporter = createTransport({
       url: config.smtpUrl!,
       // A slow or dead mail server must not hold mail work for minutes.
       connectionTimeout: 10_000,
