@@ -6,7 +6,9 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { API_TYPES_FILE, renderApiTypes } from '../../scripts/api-types.ts';
 import { renderPermissionsDoc, PERMISSIONS_DOC } from '../../scripts/permissions-doc.ts';
+import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { validateAuthRequirement } from '../../src/platform/http/auth.ts';
+import { ajvFor } from '../../src/platform/http/validation.ts';
 import { startTestService, type TestService } from '../support/service.ts';
 import { apiRoutes, isPluginRoute, pathParams } from '../support/routes.ts';
 
@@ -34,6 +36,34 @@ describe('route declarations [pglite]', () => {
     assert.deepEqual(problems, []);
     // Plugins are the only exception, and only under their declared prefixes.
     assert.ok(service.routes.some((r) => isPluginRoute(r.url)), 'the /docs plugin is registered');
+  });
+
+  test('every route\'s validators and response serializers compile (the server compiles them on first use)', () => {
+    const bodyAjv = ajvFor(false);
+    const otherAjv = ajvFor(true);
+    // Shared schemas (the error body) as Fastify hands them to its compilers.
+    const serializer = SerializerSelector()(service.app.getSchemas(), {});
+    const problems: string[] = [];
+    for (const route of service.routes) {
+      const schema = route.schema as Record<string, any> | undefined;
+      const name = `${route.method} ${route.url}`;
+      for (const part of ['params', 'querystring', 'headers', 'body'] as const) {
+        if (!schema?.[part]) continue;
+        try {
+          (part === 'body' ? bodyAjv : otherAjv).compile(schema[part]);
+        } catch (error) {
+          problems.push(`${name} ${part}: ${(error as Error).message}`);
+        }
+      }
+      for (const [status, response] of Object.entries(schema?.response ?? {})) {
+        try {
+          serializer({ schema: response as object, method: route.method, url: route.url, httpStatus: status });
+        } catch (error) {
+          problems.push(`${name} response ${status}: ${(error as Error).message}`);
+        }
+      }
+    }
+    assert.deepEqual(problems, []);
   });
 
   test('every input is bounded: strings, arrays and open objects in params, query and body have a maximum', () => {

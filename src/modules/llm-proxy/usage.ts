@@ -102,6 +102,11 @@ class SseSplitter {
   }
 }
 
+/** OpenAI stream events worth parsing: a usage or response object, or an error. */
+const OPENAI_EVENT_TO_READ = /"(?:usage|response|error)"\s*:\s*\{|"type"\s*:\s*"error"/;
+/** Anthropic stream events with something to read (content deltas and pings have not). */
+const ANTHROPIC_EVENTS_TO_READ = new Set(['message_start', 'message_delta', 'message_stop', 'error']);
+
 function parse(text: string): Obj | undefined {
   try {
     const value = JSON.parse(text) as unknown;
@@ -180,6 +185,9 @@ export class UsageTap extends Transform {
         this.state.terminal = true;
         return false;
       }
+      // Most events of a long answer are content deltas with nothing to read: parse only those
+      // that may carry usage, a response object or an error (or the first, for the model).
+      if (this.state.model !== undefined && !OPENAI_EVENT_TO_READ.test(event.data)) return false;
       const data = parse(event.data);
       if (!data) return false;
       if (data.error) this.state.errored = true;
@@ -202,6 +210,7 @@ export class UsageTap extends Transform {
       }
       return false;
     }
+    if (event.event !== undefined && !ANTHROPIC_EVENTS_TO_READ.has(event.event)) return false;
     const data = parse(event.data);
     if (!data) return false;
     const type = event.event ?? data.type;
