@@ -57,7 +57,9 @@ export interface TestServiceOptions {
   cleanup?: () => Promise<void>;
   /**
    * A database of its own on PostgreSQL (PGlite always has one), for tests that read the whole
-   * database: test files running side by side share the cluster's default database.
+   * database, and for tests whose settings change what background jobs do (e.g. the feeds' flush
+   * window): test files running side by side share the cluster's default database, and any of
+   * their services' workers may run a job, with its own settings.
    */
   ownDatabase?: boolean;
   /** The service's logger (e.g. one writing to memory, to read what was logged). */

@@ -4,7 +4,6 @@
 // Once the answer is over — completed, cut, or abandoned by the client — one usage record is
 // written, with the call's event for LLM loggers, outside the response path.
 import { randomUUID } from 'node:crypto';
-import { pipeline } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import type { AppContext } from '../../context.ts';
@@ -161,8 +160,15 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
   const strips = stripUsageChunk && streamed;
   const tap = new UsageTap({ provider: call.provider, endpoint: call.endpoint, streamed, stripUsageChunk: strips });
   let upstreamFailed = false;
-  response.body.once('error', () => { upstreamFailed = true; });
-  const out = pipeline(response.body, tap, () => {});
+  // Wired by hand rather than with stream.pipeline, which makes an AbortController and its
+  // DOMException on every call (~3 % of the proxy's CPU): an upstream error cuts the answer, and an
+  // answer closed early (the client left) releases the upstream body.
+  const out = response.body.pipe(tap);
+  response.body.once('error', (error) => {
+    upstreamFailed = true;
+    tap.destroy(error);
+  });
+  tap.once('close', () => response.body.destroy());
   const finish = () => {
     const finished = reply.raw.writableFinished;
     if (!finished) abort.abort();
