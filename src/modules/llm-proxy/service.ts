@@ -164,7 +164,7 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
   // DOMException on every call (~3 % of the proxy's CPU): an upstream error cuts the answer, and an
   // answer closed early (the client left) releases the upstream body.
   const out = response.body.pipe(tap);
-  response.body.once('error', (error) => {
+  response.body.on('error', (error) => {
     upstreamFailed = true;
     tap.destroy(error);
   });
