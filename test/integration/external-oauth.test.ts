@@ -127,12 +127,17 @@ forEachEngine('external OAuth registrations', (engine) => {
       ['a secret too long', { oauth: provider, client_id: 'a', client_secret: `${SECRET}${'x'.repeat(4000)}` }, 400],
       ['too many scopes', { oauth: { ...provider, scopes: Array.from({ length: 101 }, (_v, i) => `s${i}`) }, client_id: 'a', client_secret: SECRET }, 400],
       ['a huge body', { oauth: provider, client_id: 'a', client_secret: SECRET, padding: 'x'.repeat(1024 * 1024) }, 413],
+      // The SDKs' OAuthClientConfig forbids extra fields; so does the server, at every level.
+      ['an unknown field', { oauth: provider, client_id: 'a', client_secret: SECRET, colour: 'blue' }, 400],
+      ['an unknown provider field', { oauth: { ...provider, colour: 'blue' }, client_id: 'a', client_secret: SECRET }, 400],
+      ['an unknown connector field', { oauth: {}, client_id: 'a', connector: { server_url: 'https://mcp.example.com', colour: 'blue' }, client_secret: SECRET }, 400],
     ];
     for (const [what, json, status] of bad) {
       for (const path of [base(), roomBase('bad-input')]) {
         const r = await call(service, 'POST', path, { token: tenant.apiKey, json });
         assert.equal(r.status, status, `${what}: ${JSON.stringify(r.body).slice(0, 200)}`);
         assert.ok(!JSON.stringify(r.body).includes(SECRET), `${what}: the error does not echo the secret`);
+        if (what.startsWith('an unknown')) assert.match(r.body.error.message, /colour/, what);
       }
     }
     assert.equal((await call(service, 'PUT', `${base()}/${theirs.id}`, { token: tenant.apiKey, json: { oauth: provider, client_id: 'mine' } })).status, 404);

@@ -85,6 +85,12 @@ forEachEngine('repositories', (engine) => {
     }
     assert.equal((await call(service, 'POST', repositories(), { token: tenant.apiKey, json: { name: 'a' } })).status, 409);
     assert.equal(await fingerprint(service), before, 'refused requests wrote nothing');
+    // The Python SDK's body forbids extra fields; so does the server, naming the field.
+    for (const [method, path] of [['POST', repositories()], ['PUT', `${repositories()}/${(await create('closed/body')).id}`]] as const) {
+      const unknown = await call(service, method, path, { token: tenant.apiKey, json: { name: 'closed/other', colour: 'blue' } });
+      assert.equal(unknown.status, 400, `${method}: ${JSON.stringify(unknown.body)}`);
+      assert.match(unknown.body.error.message, /colour/);
+    }
 
     const other = await createTenant(service, 'repos-other');
     const mine = await create('shared/name');

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { CountOffsetQuery, ListOf } from '../../platform/http/lists.ts';
-import { Timestamp, Uuid } from '../../platform/http/schemas.ts';
+import { CLOSED, Timestamp, Uuid } from '../../platform/http/schemas.ts';
 import { RoomName } from '../rooms/schema.ts';
 
 const nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
@@ -14,13 +14,13 @@ const OAuthConfig = Type.Object({
   token_endpoint: nullable(Url),
   no_pkce: nullable(Type.Boolean({ description: 'The provider does not support PKCE' })),
   scopes: nullable(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: 100 })),
-});
+}, CLOSED);
 
 const Connector = Type.Object({
   openai_connector_id: nullable(Type.String({ maxLength: 200 })),
   server_url: nullable(Url),
   client_secret_id: nullable(Type.String({ maxLength: 200, description: 'The id of a secret that holds the client secret' })),
-});
+}, CLOSED);
 
 export const RegistrationInput = Type.Object({
   oauth: OAuthConfig,
@@ -29,6 +29,7 @@ export const RegistrationInput = Type.Object({
   delegated_to: nullable(Type.String({ maxLength: 200, description: 'The participant identity the registration is for; absent, null or "" for everyone' })),
   connector: nullable(Connector),
 }, {
+  ...CLOSED,
   examples: [{
     oauth: { authorization_endpoint: 'https://accounts.example.com/authorize', token_endpoint: 'https://accounts.example.com/token', scopes: ['read'] },
     client_id: 'atrium-agents',

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { CountOffsetQuery, ListOf } from '../../platform/http/lists.ts';
-import { Description, StringMap, Timestamp, Uuid } from '../../platform/http/schemas.ts';
+import { CLOSED, Description, StringMap, Timestamp, Uuid } from '../../platform/http/schemas.ts';
 
 export const REPOSITORY_ACTIONS = ['pull', 'push'] as const;
 export type RepositoryAction = (typeof REPOSITORY_ACTIONS)[number];
@@ -26,7 +26,7 @@ export const RepositoryInput = Type.Object({
   name: RepositoryName,
   description: Type.Optional(Type.Union([Description, Type.Null()])),
   annotations: Type.Optional(Type.Union([StringMap, Type.Null()])),
-}, { examples: [{ name: 'team/web-app', description: 'The web front end', annotations: { owner: 'web' } }] });
+}, { ...CLOSED, examples: [{ name: 'team/web-app', description: 'The web front end', annotations: { owner: 'web' } }] });
 
 export const RepositoryParams = Type.Object({ project_id: Uuid, repository_id: Uuid });
 
