@@ -5555,6 +5555,8 @@ export interface paths {
                         annotations?: {
                             [key: string]: string;
                         } | null;
+                    } & {
+                        [key: string]: unknown;
                     };
                 };
             };
@@ -5686,6 +5688,8 @@ export interface paths {
                         annotations?: {
                             [key: string]: string;
                         } | null;
+                    } & {
+                        [key: string]: unknown;
                     };
                 };
             };
@@ -6412,15 +6416,21 @@ export interface paths {
                             token_endpoint?: string | null;
                             no_pkce?: boolean | null;
                             scopes?: string[] | null;
+                        } & {
+                            [key: string]: unknown;
                         };
                         client_id: string;
                         client_secret?: string | null;
                         delegated_to?: string | null;
-                        connector?: {
+                        connector?: ({
                             openai_connector_id?: string | null;
                             server_url?: string | null;
                             client_secret_id?: string | null;
-                        } | null;
+                        } & {
+                            [key: string]: unknown;
+                        }) | null;
+                    } & {
+                        [key: string]: unknown;
                     };
                 };
             };
@@ -6520,15 +6530,21 @@ export interface paths {
                             token_endpoint?: string | null;
                             no_pkce?: boolean | null;
                             scopes?: string[] | null;
+                        } & {
+                            [key: string]: unknown;
                         };
                         client_id: string;
                         client_secret?: string | null;
                         delegated_to?: string | null;
-                        connector?: {
+                        connector?: ({
                             openai_connector_id?: string | null;
                             server_url?: string | null;
                             client_secret_id?: string | null;
-                        } | null;
+                        } & {
+                            [key: string]: unknown;
+                        }) | null;
+                    } & {
+                        [key: string]: unknown;
                     };
                 };
             };
@@ -6735,15 +6751,21 @@ export interface paths {
                             token_endpoint?: string | null;
                             no_pkce?: boolean | null;
                             scopes?: string[] | null;
+                        } & {
+                            [key: string]: unknown;
                         };
                         client_id: string;
                         client_secret?: string | null;
                         delegated_to?: string | null;
-                        connector?: {
+                        connector?: ({
                             openai_connector_id?: string | null;
                             server_url?: string | null;
                             client_secret_id?: string | null;
-                        } | null;
+                        } & {
+                            [key: string]: unknown;
+                        }) | null;
+                    } & {
+                        [key: string]: unknown;
                     };
                 };
             };
@@ -6845,15 +6867,21 @@ export interface paths {
                             token_endpoint?: string | null;
                             no_pkce?: boolean | null;
                             scopes?: string[] | null;
+                        } & {
+                            [key: string]: unknown;
                         };
                         client_id: string;
                         client_secret?: string | null;
                         delegated_to?: string | null;
-                        connector?: {
+                        connector?: ({
                             openai_connector_id?: string | null;
                             server_url?: string | null;
                             client_secret_id?: string | null;
-                        } | null;
+                        } & {
+                            [key: string]: unknown;
+                        }) | null;
+                    } & {
+                        [key: string]: unknown;
                     };
                 };
             };
@@ -10077,7 +10105,7 @@ export interface paths {
         };
         /**
          * List feeds
-         * @description Private feeds are listed only for holders of `feed_inventory`. Requires: member.
+         * @description Private feeds are listed for holders of `feed_inventory`, and for subjects with a role on their policy. Requires: member.
          */
         get: {
             parameters: {
@@ -10228,7 +10256,7 @@ export interface paths {
         };
         /**
          * List the feeds a room sees
-         * @description Project and public feeds, and feeds with a subscription into the room (private ones only for holders of `feed_inventory`). Requires: member.
+         * @description Project and public feeds, and feeds with a subscription into the room (private ones only for holders of `feed_inventory` or of a role on their policy). Requires: member.
          */
         get: {
             parameters: {
@@ -10355,7 +10383,7 @@ export interface paths {
         };
         /**
          * Update a feed (pause, resume, rename, change its schema)
-         * @description A paused feed refuses publishes and subscription changes (409) and holds back delivery; resuming delivers what waited. Requires: feed_manager.
+         * @description Needs `feed_manager`, or the `manager` role on the feed's policy. A paused feed refuses publishes and subscription changes (409) and holds back delivery; resuming delivers what waited. Requires: member.
          */
         put: {
             parameters: {
@@ -10424,7 +10452,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a feed, its waiting messages and its subscriptions
-         * @description Requires: feed_manager.
+         * @description Needs `feed_manager`, or the `manager` role on the feed's policy. Requires: member.
          */
         delete: {
             parameters: {
@@ -10469,7 +10497,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a message (the body is the message)
-         * @description Needs `feed_manager`, or a participant token with the grant `{"name": "feed", "scope": "<feed id or name>"}`. 400 when the message breaks the feed's message_schema; 409 when the feed is paused. Requires: member.
+         * @description Needs `feed_manager`, the `publisher` or `manager` role on the feed's policy, or a participant token with the grant `{"name": "feed", "scope": "<feed id or name>"}`. 400 when the message breaks the feed's message_schema; 409 when the feed is paused. Requires: member.
          */
         post: {
             parameters: {
@@ -10585,7 +10613,7 @@ export interface paths {
         };
         /**
          * List a feed's subscriptions
-         * @description Requires: feed_subscription_inventory.
+         * @description Needs `feed_subscription_inventory`, or the `reader`, `subscriber`, `publisher` or `manager` role on the feed's policy. Requires: member.
          */
         get: {
             parameters: {
@@ -10649,7 +10677,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe a room: write the feed's messages into its storage
-         * @description Messages published from now on are written as JSON Lines files under `rooms/<room>/<path>/` of project storage (docs/feeds.md). Requires: feed_subscription_creator.
+         * @description Needs `feed_subscription_creator`, or the `subscriber` or `manager` role on the feed's policy. Messages published from now on are written as JSON Lines files under `rooms/<room>/<path>/` of project storage (docs/feeds.md). Requires: member.
          */
         post: {
             parameters: {
@@ -10734,7 +10762,7 @@ export interface paths {
         };
         /**
          * Fetch a subscription
-         * @description Requires: feed_subscription_inventory.
+         * @description Needs `feed_subscription_inventory`, or the `reader`, `subscriber`, `publisher` or `manager` role on the feed's policy. Requires: member.
          */
         get: {
             parameters: {
@@ -10790,7 +10818,7 @@ export interface paths {
         };
         /**
          * Update a subscription (fields left out keep their value)
-         * @description Requires: feed_subscription_manager.
+         * @description Needs `feed_subscription_manager`, or the `subscriber` or `manager` role on the feed's policy. Requires: member.
          */
         put: {
             parameters: {
@@ -10857,7 +10885,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a subscription: nothing more is written for it
-         * @description Requires: feed_subscription_manager.
+         * @description Needs `feed_subscription_manager`, or the `subscriber` or `manager` role on the feed's policy. Requires: member.
          */
         delete: {
             parameters: {

@@ -6,11 +6,12 @@ import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig } from '../config.ts';
 import { openContext } from '../main.ts';
 import { verifyLedger } from '../modules/billing/service.ts';
+import { commandUsage } from './usage.ts';
 
 export async function billingCommand(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
   if (sub !== 'verify') {
-    process.stderr.write('Usage: atrium billing verify [--project ID] [--json]\n');
+    process.stderr.write(`${commandUsage('billing')}\n`);
     return 2;
   }
   const { values } = parseArgs({ args: rest, options: { project: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true });

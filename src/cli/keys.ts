@@ -6,13 +6,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import { openContext } from '../main.ts';
 import { rotateSigningKey } from '../platform/crypto/signing-keys.ts';
+import { commandUsage } from './usage.ts';
 
-export const KEYS_USAGE = `Usage: atrium keys rotate
-
-Adds a new signing key (participant tokens, OAuth tokens, room-server and repository signatures).
-Every instance on the same database signs with it within ATRIUM_KEY_REFRESH_SECONDS; the old key
-stays in the JWKS until ATRIUM_KEY_RETIRE_AFTER_DAYS after the rotation. Needs the same settings as
-serve (DATABASE_URL, ATRIUM_SECRET_KEY).`;
+const KEYS_USAGE = commandUsage('keys')!;
 
 export async function keysCommand(args: string[], config: () => Config): Promise<number> {
   const [sub, ...rest] = args;

@@ -3,7 +3,7 @@ import './module-formats.ts'; // first: the commands' code is loaded after it (d
 import { ConfigError, loadConfig } from '../config.ts';
 import { DirLockedError } from '../platform/db/dir-lock.ts';
 import { GROUPS, runGroup } from './groups.ts';
-import { USAGE } from './usage.ts';
+import { commandUsage, USAGE } from './usage.ts';
 
 type Command = (args: string[]) => Promise<number>;
 
@@ -31,6 +31,13 @@ async function main(argv: string[]): Promise<number> {
   if (!command) {
     process.stderr.write(`Unknown command ${JSON.stringify(name)}.\n\n${USAGE}\n`);
     return 2;
+  }
+  // A command's own help, before anything runs: `atrium serve --help` must not start a server. The
+  // groups (webhooks among them) answer --help themselves, with their commands' options.
+  const usage = GROUPS.some((g) => g.name === name) ? undefined : commandUsage(name);
+  if (usage && rest.some((arg) => arg === '--help' || arg === '-h')) {
+    process.stdout.write(`${usage}\n`);
+    return 0;
   }
   try {
     return await command(rest);

@@ -3,23 +3,49 @@ import { GROUPS } from './groups.ts';
 
 const GROUP_LINES = GROUPS.map((g) => `  ${`${g.name} <command>`.padEnd(25)} ${g.summary}`).join('\n');
 
+/** The commands that are not groups: what each does and its options, one line of options each. */
+const COMMANDS: readonly { name: string; summary: string; options: readonly string[]; details?: string }[] = [
+  { name: 'serve', summary: 'Run the API, OAuth server and workers (what `npm start` runs)', options: [] },
+  {
+    name: 'bootstrap', summary: 'Create (idempotently) an admin user, a project and a new API key',
+    options: ['--email E --password P --project NAME [--first-name F] [--last-name L] [--json]'],
+  },
+  {
+    name: 'webhooks listen', summary: 'Receive webhooks locally; print each verified event as a JSON line',
+    options: ['[--port 8080] [--host 127.0.0.1] [--secret S | env ATRIUM_WEBHOOK_SECRET] [--no-verify] [--path /webhook]'],
+  },
+  {
+    name: 'keys rotate', summary: 'Add a signing key; every instance signs with it within ATRIUM_KEY_REFRESH_SECONDS', options: [],
+    details: `The key signs participant tokens, OAuth tokens, room-server and repository signatures. Instances on
+the same database verify tokens signed with it at once; the old key stays in the JWKS until
+ATRIUM_KEY_RETIRE_AFTER_DAYS after the rotation. Needs the same settings as serve (DATABASE_URL,
+ATRIUM_SECRET_KEY).`,
+  },
+  { name: 'billing verify', summary: 'Check that every project\'s wallet equals its ledger\'s sum (exit 1 if not)', options: ['[--project ID] [--json]'] },
+  {
+    name: 'login', summary: 'Sign in through the browser (loopback redirect, PKCE)',
+    options: ['[--server URL] [--no-browser] [--port N: the loopback listener\'s port, default any free one]', '[--device: with a device code, for machines without a browser]'],
+  },
+  { name: 'whoami', summary: 'Show who you are signed in as', options: ['[--server URL] [--json]'] },
+  { name: 'token', summary: 'Print a fresh access token for scripts', options: ['[--server URL]'] },
+  { name: 'logout', summary: 'Revoke the sign-in at the server and forget it', options: ['[--server URL]'] },
+];
+
+const COMMAND_LINES = COMMANDS.map((c) => [`  ${c.name.padEnd(25)} ${c.summary}`, ...c.options.map((o) => `      ${o}`)].join('\n')).join('\n');
+
+/**
+ * `atrium <command> --help` of a command that is not a group: its usage line and what it does; for
+ * `webhooks`, `keys` and `billing`, their subcommand's. Undefined for other names.
+ */
+export function commandUsage(name: string): string | undefined {
+  const command = COMMANDS.find((c) => c.name === name || c.name.startsWith(`${name} `));
+  return command && `Usage: atrium ${command.name}${command.options.length > 0 ? ` ${command.options.join(' ')}` : ''}\n\n${command.summary}.${command.details ? `\n${command.details}` : ''}`;
+}
+
 export const USAGE = `Usage: atrium <command> [options]
 
 Commands:
-  serve                     Run the API, OAuth server and workers (what \`npm start\` runs)
-  bootstrap                 Create (idempotently) an admin user, a project and a new API key
-      --email E --password P --project NAME [--first-name F] [--last-name L] [--json]
-  webhooks listen           Receive webhooks locally; print each verified event as a JSON line
-      [--port 8080] [--host 127.0.0.1] [--secret S | env ATRIUM_WEBHOOK_SECRET] [--no-verify] [--path /webhook]
-  keys rotate               Add a signing key; every instance signs with it within ATRIUM_KEY_REFRESH_SECONDS
-  billing verify            Check that every project's wallet equals its ledger's sum (exit 1 if not)
-      [--project ID] [--json]
-  login                     Sign in through the browser (loopback redirect, PKCE)
-      [--server URL] [--no-browser] [--port N: the loopback listener's port, default any free one]
-      [--device: with a device code, for machines without a browser]
-  whoami                    Show who you are signed in as  [--server URL] [--json]
-  token                     Print a fresh access token for scripts  [--server URL]
-  logout                    Revoke the sign-in at the server and forget it  [--server URL]
+${COMMAND_LINES}
 ${GROUP_LINES}
   help                      Show this help
 

@@ -186,4 +186,19 @@ describe('atrium CLI [pglite]', () => {
     assert.notEqual(unknown.code, 0);
     assert.match(unknown.stderr, /Unknown command "frobnicate"/);
   });
+
+  test('every command answers --help with its usage and does nothing else', async () => {
+    const dataDir = tempDir();
+    const commands = ['serve', 'bootstrap', 'keys', 'billing', 'login', 'whoami', 'token', 'logout'];
+    const runs = await Promise.all(commands.flatMap((name) => ['--help', '-h'].map((flag) => run([name, flag], { ATRIUM_DATA_DIR: dataDir, ATRIUM_CONFIG_DIR: dataDir }))));
+    for (const [i, r] of runs.entries()) {
+      const name = commands[Math.floor(i / 2)]!;
+      assert.equal(r.code, 0, `${name}: ${r.stderr}`);
+      assert.match(r.stdout, new RegExp(`^Usage: atrium ${name}\\b`), name);
+      assert.equal(r.stderr, '', name);
+    }
+    assert.match(runs[0]!.stdout, /Run the API/);
+    assert.doesNotMatch(runs[0]!.stdout + runs[0]!.stderr, /listening|setup/i, 'serve --help starts no server');
+    assert.match(runs[8]!.stdout, /--port N/, 'login names its options');
+  });
 });

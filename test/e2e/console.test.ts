@@ -668,7 +668,7 @@ describe('the web console in Chromium', () => {
     assert.equal((await call(service, 'POST', `/shares/${shareId}/connect`, { token })).status >= 400, true);
   });
 
-  test('feeds: create one, a subscription into a room, a message refused by the schema then published, and its file in the room\'s storage', async (t) => {
+  test('feeds: create one, a subscription into a room, a message refused by the schema then published, its file in the room\'s storage, and its access policy', async (t) => {
     if (!ready(t)) return;
     await settle(page);
     const api = (path: string) => call(service, 'GET', `/accounts/projects/${projectId}${path}`, { token: apiKey });
@@ -745,6 +745,30 @@ describe('the web console in Chromium', () => {
     await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
     await page.getByText('No subscriptions yet.').waitFor();
     assert.equal((await api(`/feeds/${feedId}/subscriptions`)).body.total, 0);
+
+    // Its access policy (the page rooms use too): every member may publish, then no longer.
+    await page.getByRole('navigation', { name: 'Of this feed' }).getByRole('link', { name: 'Access policy' }).click();
+    await page.getByRole('heading', { name: 'Access policy of feed orders' }).waitFor();
+    await page.getByText('No one holds a role on this feed').waitFor();
+    await page.getByRole('button', { name: 'Grant roles' }).click();
+    await page.getByRole('combobox', { name: /^Subject/ }).click();
+    await page.getByRole('option', { name: 'Every project member' }).click();
+    await page.getByRole('button', { name: 'Grant', exact: true }).click();
+    await page.getByRole('row', { name: /every project member/ }).getByRole('cell', { name: 'reader', exact: true }).waitFor();
+    await page.getByRole('row', { name: /every project member/ }).getByRole('button', { name: 'Change roles' }).click();
+    await page.getByRole('combobox', { name: /^Roles/ }).click();
+    await page.getByRole('option', { name: 'publisher', exact: true }).click();
+    await page.getByRole('option', { name: 'reader', exact: true }).click();
+    await closeDropdown(page);
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('row', { name: /every project member/ }).getByRole('cell', { name: 'publisher', exact: true }).waitFor();
+    assert.deepEqual((await api(`/policies/resources/feed/${feedId}`)).body.access_grants.map((g: { subject: { relation: string }; direct_roles: string[] }) => [g.subject.relation, g.direct_roles]), [['member', ['publisher']]]);
+    await page.getByRole('row', { name: /every project member/ }).getByRole('button', { name: 'Revoke' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke' }).click();
+    await page.getByText('No one holds a role on this feed').waitFor();
+    await page.getByRole('link', { name: 'Back to the feed' }).click();
+    await page.getByRole('heading', { name: 'orders' }).waitFor();
+
     await nav(page, 'Feeds').click();
     await page.getByRole('link', { name: 'orders' }).waitFor();
     await shoot(page, 'feeds');

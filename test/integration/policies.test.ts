@@ -1,8 +1,8 @@
 // Resource policies on both engines: SPEC's /policies/resources/… and the SDKs' /iam/…/policy paths
 // over one store; subjects (users by id, `me` or email; service accounts; project usersets); paging
 // with sealed continuation tokens; refusals that write nothing; bindings that leave with their
-// subject or resource; and policies taking effect — each row of the room and repository role tables
-// (the tables connect and the token route enforce) through the real routes.
+// subject or resource; and policies taking effect — each row of the room, feed and repository role
+// tables (the tables connect, the feed routes and the token route enforce) through the real routes.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
@@ -285,6 +285,76 @@ forEachEngine('resource policies', (engine) => {
     // Someone else's project: the room is not even there.
     const outsider = await createTenant(service, 'policies-outsider');
     assert.equal(await connectScope(room.name, outsider.userToken), 404);
+  });
+
+  test('each feed role decides what its holder may do with that private feed; without a binding it is not there', async () => {
+    // Written out rather than read from FEED_ROLE_RIGHTS, so that a wrong entry in the table fails here.
+    const expected: Record<string, { see: boolean; readSubscriptions: boolean; subscribe: boolean; publish: boolean; manage: boolean }> = {
+      manager: { see: true, readSubscriptions: true, subscribe: true, publish: true, manage: true },
+      publisher: { see: true, readSubscriptions: true, subscribe: false, publish: true, manage: false },
+      subscriber: { see: true, readSubscriptions: true, subscribe: true, publish: false, manage: false },
+      reader: { see: true, readSubscriptions: true, subscribe: false, publish: false, manage: false },
+      list: { see: true, readSubscriptions: false, subscribe: false, publish: false, manage: false },
+    };
+    assert.deepEqual(Object.keys(expected).sort(), Object.keys(service.ctx.policyResources.get('feed')!.roles).sort(), 'every feed role is covered');
+    const room = await newRoom();
+    const newFeed = async (name: string, visibility = 'private') => {
+      const r = await call(service, 'POST', `${project()}/feeds`, { token: tenant.apiKey, json: { name, visibility } });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      return r.body.feed as { id: string; name: string };
+    };
+    const listed = async (token: string) => (await call(service, 'GET', `${project()}/feeds`, { token })).body.feeds.map((f: { name: string }) => f.name);
+    for (const [role, may] of Object.entries(expected)) {
+      const feed = await newFeed(`policy-feed-${role}`);
+      const base = `${project()}/feeds/${feed.id}`;
+      const member = await memberWith(['member']);
+      const tryAll = async () => ({
+        see: (await call(service, 'GET', base, { token: member.token })).status,
+        listed: (await listed(member.token)).includes(feed.name),
+        readSubscriptions: (await call(service, 'GET', `${base}/subscriptions`, { token: member.token })).status,
+        subscribe: (await call(service, 'POST', `${base}/subscriptions`, { token: member.token, json: { room: room.name, path: `feeds/${role}` } })).status,
+        publish: (await call(service, 'POST', `${base}/messages`, { token: member.token, json: { role } })).status,
+        manage: (await call(service, 'PUT', base, { token: member.token, json: { description: `by ${role}` } })).status,
+      });
+      assert.deepEqual(await tryAll(), { see: 404, listed: false, readSubscriptions: 404, subscribe: 404, publish: 404, manage: 404 }, `${role}: without a binding the private feed is not there`);
+      assert.equal((await grant(specPath('feed', feed.id), { type: 'user', id: member.userId }, [role])).status, 200);
+      const allowed = (yes: boolean, ok: number) => (yes ? ok : 403);
+      assert.deepEqual(await tryAll(), {
+        see: 200, listed: true,
+        readSubscriptions: allowed(may.readSubscriptions, 200), subscribe: allowed(may.subscribe, 201), publish: allowed(may.publish, 201), manage: allowed(may.manage, 200),
+      }, `${role} on the feed's policy`);
+      const elsewhere = await newFeed(`policy-feed-${role}-other`);
+      assert.equal((await call(service, 'GET', `${project()}/feeds/${elsewhere.id}`, { token: member.token })).status, 404, `${role} on one feed is nothing on another`);
+      await call(service, 'DELETE', specPath('feed', feed.id), { token: tenant.apiKey, json: { subject: { type: 'user', id: member.userId } } });
+      assert.equal((await call(service, 'GET', base, { token: member.token })).status, 404, `revoking ${role} hides the feed at once`);
+    }
+
+    // A project feed is seen by every member; its policy still decides who publishes.
+    const open = await newFeed('policy-feed-open', 'project');
+    const member = await memberWith(['member']);
+    const publish = () => call(service, 'POST', `${project()}/feeds/${open.id}/messages`, { token: member.token, json: { hello: 1 } });
+    const refused = await publish();
+    assert.equal(refused.status, 403);
+    assert.match(refused.body.error.message, /feed_manager project role or the manager or publisher role on the feed's policy, or a participant token granted the feed/);
+    await grant(specPath('feed', open.id), { type: 'userset', relation: 'member' }, ['publisher']);
+    assert.equal((await publish()).status, 201, 'a userset binding reaches every member');
+    const key = await call(service, 'POST', `${project()}/api-keys`, { token: tenant.apiKey, json: { name: 'feed-robot', roles: ['member'] } });
+    const byKey = () => call(service, 'POST', `${project()}/feeds/${open.id}/messages/batch`, { token: key.body.value, json: [{ a: 1 }, { a: 2 }] });
+    assert.equal((await byKey()).status, 403, 'an API key with only member may not publish');
+    await grant(specPath('feed', open.id), { type: 'service_account', id: key.body.id }, ['publisher']);
+    assert.equal((await byKey()).status, 201, 'a service account binding lets the key publish');
+
+    // Reading and changing a feed's policy take the feed roles of the project.
+    const inventory = await memberWith(['feed_inventory']);
+    assert.equal((await call(service, 'GET', specPath('feed', open.id), { token: inventory.token })).status, 200);
+    assert.equal((await grant(specPath('feed', open.id), { type: 'user', id: member.userId }, ['reader'], inventory.token)).status, 403);
+    assert.equal((await call(service, 'GET', specPath('feed', open.id), { token: member.token })).status, 403);
+
+    // The bindings go with the feed.
+    const before = await bindingCount();
+    assert.equal((await call(service, 'DELETE', `${project()}/feeds/${open.id}`, { token: tenant.apiKey })).status, 200);
+    assert.equal(await bindingCount(), before - 2, "the feed's bindings went with it");
+    assert.equal((await grant(specPath('feed', 'not-a-feed-id'), { type: 'user', id: member.userId }, ['reader'])).status, 404);
   });
 
   test('each repository role decides which actions its holder may put in a token', async () => {

@@ -12,6 +12,9 @@ import type { Db } from '../../platform/db/engine.ts';
 import type { Principal, ProjectAccess } from '../../platform/http/auth.ts';
 import { ApiError, badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
+import type { Role } from '../../platform/http/roles.ts';
+import { isUuid } from '../../platform/crypto/credentials.ts';
+import { forgetResource, resourcesWithRoles, rolesOn } from '../policies/service.ts';
 import { getRoom } from '../rooms/service.ts';
 import { roomStoragePath } from '../storage/service.ts';
 import { validateDatetimeFormat } from './filenames.ts';
@@ -98,6 +101,25 @@ function validateMessages(feed: store.FeedRow, messages: readonly unknown[], bat
 
 // ---- feeds ---------------------------------------------------------------------------------------
 
+/** The resource type of feeds in resource policies. */
+export const FEED_RESOURCE = 'feed';
+
+type FeedRight = 'see' | 'read_subscriptions' | 'subscribe' | 'publish' | 'manage';
+
+/**
+ * What each role of a feed's policy lets its holder do with that one feed, strongest first: `see`
+ * (find it, private or not), `read_subscriptions`, `subscribe` (add, change and remove its
+ * subscriptions), `publish`, `manage` (update, pause, delete it). docs/permissions.md is generated
+ * from this table.
+ */
+export const FEED_ROLE_RIGHTS: readonly (readonly [string, readonly FeedRight[]])[] = [
+  ['manager', ['see', 'read_subscriptions', 'subscribe', 'publish', 'manage']],
+  ['publisher', ['see', 'read_subscriptions', 'publish']],
+  ['subscriber', ['see', 'read_subscriptions', 'subscribe']],
+  ['reader', ['see', 'read_subscriptions']],
+  ['list', ['see']],
+];
+
 const canSeePrivate = (access: ProjectAccess) => access.roles.has('feed_inventory');
 
 /** A participant token granted this feed: `{"name": "feed", "scope": "<feed id or name>"}`, or `"*"` for every feed. */
@@ -106,18 +128,29 @@ function grantedFeed(principal: Principal, feed: store.FeedRow): boolean {
     && (principal.grants ?? []).some((g) => g.name === 'feed' && (g.scope === feed.id || g.scope === feed.name || g.scope === '*'));
 }
 
-function visibleTo(principal: Principal, access: ProjectAccess, feed: store.FeedRow): boolean {
-  return feed.visibility !== 'private' || canSeePrivate(access) || grantedFeed(principal, feed);
+/** Whether the feed's policy gives the caller `right` (one query; asked only when project roles do not already allow it). */
+async function policyAllows(ctx: AppContext, principal: Principal, access: ProjectAccess, feed: store.FeedRow, right: FeedRight): Promise<boolean> {
+  const held = await rolesOn(ctx, principal, access, FEED_RESOURCE, feed.id);
+  return FEED_ROLE_RIGHTS.some(([role, rights]) => held.has(role) && rights.includes(right));
+}
+
+async function visibleTo(ctx: AppContext, principal: Principal, access: ProjectAccess, feed: store.FeedRow): Promise<boolean> {
+  return feed.visibility !== 'private' || canSeePrivate(access) || grantedFeed(principal, feed) || policyAllows(ctx, principal, access, feed, 'see');
 }
 
 /**
- * Who may publish to a feed: holders of `feed_manager` in its project (developers, admins, API keys
- * that hold it) and participant tokens granted the feed. Resource policies' feed roles (`publisher`,
- * `manager`) are a third way in, to be checked here.
+ * Who may do what with a feed they can see: holders of the project role (developers, admins, API
+ * keys that hold it), participant tokens granted the feed (to publish), and subjects whose role on
+ * the feed's policy carries the right.
  */
-function mayPublish(principal: Principal, access: ProjectAccess, feed: store.FeedRow): boolean {
-  if (principal.kind === 'participant') return grantedFeed(principal, feed);
-  return access.roles.has('feed_manager');
+async function mayDo(ctx: AppContext, principal: Principal, access: ProjectAccess, feed: store.FeedRow, right: Exclude<FeedRight, 'see'>, projectRole: Role): Promise<void> {
+  if (principal.kind === 'participant') {
+    if (right === 'publish' && grantedFeed(principal, feed)) return;
+  } else if (access.roles.has(projectRole) || await policyAllows(ctx, principal, access, feed, right)) {
+    return;
+  }
+  const roles = FEED_ROLE_RIGHTS.filter(([, rights]) => rights.includes(right)).map(([role]) => role).join(' or ');
+  throw forbidden(`This needs the ${projectRole} project role or the ${roles} role on the feed's policy${right === 'publish' ? ', or a participant token granted the feed' : ''}`);
 }
 
 export interface FeedInput {
@@ -149,19 +182,29 @@ export async function createFeed(ctx: AppContext, projectId: string, input: Feed
 /** A feed the caller can see; 404 for one it cannot (or that is missing). */
 export async function getFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string): Promise<store.FeedRow> {
   const feed = await store.findFeed(ctx.db, access.projectId, feedId);
-  if (!feed || !visibleTo(principal, access, feed)) throw notFound('Feed');
+  if (!feed || !(await visibleTo(ctx, principal, access, feed))) throw notFound('Feed');
   return feed;
 }
 
-export async function listFeeds(ctx: AppContext, access: ProjectAccess, page: Page) {
-  const { items, total } = await store.listFeeds(ctx.db, access.projectId, page, { privateToo: canSeePrivate(access) });
+/** A feed by id, for resource policies (any text may arrive as an id there). */
+export async function findFeedById(db: Db, projectId: string, feedId: string): Promise<store.FeedRow | undefined> {
+  return isUuid(feedId) ? store.findFeed(db, projectId, feedId) : undefined;
+}
+
+/** Which private feeds a list shows: all of them to holders of feed_inventory, else those the caller holds a role on. */
+async function privateFeedsOf(ctx: AppContext, principal: Principal, access: ProjectAccess): Promise<true | string[]> {
+  return canSeePrivate(access) || resourcesWithRoles(ctx, principal, access, FEED_RESOURCE);
+}
+
+export async function listFeeds(ctx: AppContext, principal: Principal, access: ProjectAccess, page: Page) {
+  const { items, total } = await store.listFeeds(ctx.db, access.projectId, page, { privateToo: await privateFeedsOf(ctx, principal, access) });
   return { feeds: items.map(feedView), total };
 }
 
 /** Feeds a room sees: project and public ones, and those with a subscription into it. */
-export async function listRoomFeeds(ctx: AppContext, access: ProjectAccess, roomName: string, page: Page) {
+export async function listRoomFeeds(ctx: AppContext, principal: Principal, access: ProjectAccess, roomName: string, page: Page) {
   const room = await getRoom(ctx, access.projectId, roomName);
-  const { items, total } = await store.listFeeds(ctx.db, access.projectId, page, { privateToo: canSeePrivate(access), roomId: room.id });
+  const { items, total } = await store.listFeeds(ctx.db, access.projectId, page, { privateToo: await privateFeedsOf(ctx, principal, access), roomId: room.id });
   return { feeds: items.map(feedView), total };
 }
 
@@ -169,7 +212,9 @@ export async function listRoomFeeds(ctx: AppContext, access: ProjectAccess, room
  * Updates a feed; fields left out keep their value, null resets one. A new message_schema takes
  * effect for the next publish. Resuming a paused feed sends its waiting messages on at once.
  */
-export async function updateFeed(ctx: AppContext, projectId: string, feedId: string, input: FeedInput): Promise<store.FeedRow> {
+export async function updateFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, input: FeedInput): Promise<store.FeedRow> {
+  await mayDo(ctx, principal, access, await getFeed(ctx, principal, access, feedId), 'manage', 'feed_manager');
+  const { projectId } = access;
   return ctx.db.transaction(async (tx) => {
     const current = await store.findFeed(tx, projectId, feedId);
     if (!current) throw notFound('Feed');
@@ -195,8 +240,12 @@ export async function updateFeed(ctx: AppContext, projectId: string, feedId: str
   });
 }
 
-export async function deleteFeed(ctx: AppContext, projectId: string, feedId: string): Promise<void> {
-  if (!(await store.deleteFeed(ctx.db, projectId, feedId))) throw notFound('Feed');
+export async function deleteFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string): Promise<void> {
+  await mayDo(ctx, principal, access, await getFeed(ctx, principal, access, feedId), 'manage', 'feed_manager');
+  await ctx.db.transaction(async (tx) => {
+    if (!(await store.deleteFeed(tx, access.projectId, feedId))) throw notFound('Feed');
+    await forgetResource(tx, access.projectId, FEED_RESOURCE, feedId);
+  });
 }
 
 // ---- publishing ----------------------------------------------------------------------------------
@@ -236,7 +285,7 @@ async function publishChecked(ctx: AppContext, db: Db, feed: store.FeedRow, mess
 /** Publishing by a caller: one message, or a batch (all or nothing). */
 export async function publish(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, messages: readonly unknown[], batch: boolean): Promise<PublishedMessage[]> {
   const feed = await getFeed(ctx, principal, access, feedId);
-  if (!mayPublish(principal, access, feed)) throw forbidden('Publishing to this feed needs the feed_manager role or a participant token granted the feed');
+  await mayDo(ctx, principal, access, feed, 'publish', 'feed_manager');
   if (!batch && messages[0] === undefined) throw badRequest('The body must be the message: a JSON value');
   return publishChecked(ctx, ctx.db, feed, messages, batch);
 }
@@ -265,10 +314,16 @@ export async function feedExists(ctx: AppContext, projectId: string, feedId: str
 
 // ---- subscriptions -------------------------------------------------------------------------------
 
-/** The feed of a subscription route: visible to the caller; for changes, not paused. */
-async function subscribedFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, change: boolean): Promise<store.FeedRow> {
+/**
+ * The feed of a subscription route, visible to the caller, who may do this to its subscriptions
+ * (`create`, `read`, `change`: the project roles feed_subscription_creator, _inventory and _manager,
+ * or a role on the feed's policy); for a create or a change, not paused.
+ */
+async function subscribedFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, action: 'create' | 'read' | 'change'): Promise<store.FeedRow> {
   const feed = await getFeed(ctx, principal, access, feedId);
-  if (change && feed.paused) throw conflict(`The feed ${JSON.stringify(feed.name)} is paused: its subscriptions cannot change until it is resumed`);
+  if (action === 'read') await mayDo(ctx, principal, access, feed, 'read_subscriptions', 'feed_subscription_inventory');
+  else await mayDo(ctx, principal, access, feed, 'subscribe', action === 'create' ? 'feed_subscription_creator' : 'feed_subscription_manager');
+  if (action !== 'read' && feed.paused) throw conflict(`The feed ${JSON.stringify(feed.name)} is paused: its subscriptions cannot change until it is resumed`);
   return feed;
 }
 
@@ -280,7 +335,7 @@ export interface SubscriptionInput {
 }
 
 export async function createSubscription(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, input: SubscriptionInput): Promise<store.SubscriptionRow> {
-  const feed = await subscribedFeed(ctx, principal, access, feedId, true);
+  const feed = await subscribedFeed(ctx, principal, access, feedId, 'create');
   let room;
   try {
     room = await getRoom(ctx, access.projectId, input.room);
@@ -295,34 +350,38 @@ export async function createSubscription(ctx: AppContext, principal: Principal, 
   const id = randomUUID();
   const inserted = await store.insertSubscription(ctx.db, { id, projectId: access.projectId, feedId: feed.id, roomId: room.id, path, filenameDatetimeFormat: format, annotations: input.annotations ?? {} });
   if (!inserted) throw notFound('Feed');
-  return getSubscription(ctx, principal, access, feedId, id);
+  return findSubscription(ctx, access, feedId, id);
 }
 
-export async function getSubscription(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, subscriptionId: string): Promise<store.SubscriptionRow> {
-  await subscribedFeed(ctx, principal, access, feedId, false);
+async function findSubscription(ctx: AppContext, access: ProjectAccess, feedId: string, subscriptionId: string): Promise<store.SubscriptionRow> {
   const sub = await store.findSubscription(ctx.db, access.projectId, feedId, subscriptionId);
   if (!sub) throw notFound('Subscription');
   return sub;
 }
 
+export async function getSubscription(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, subscriptionId: string): Promise<store.SubscriptionRow> {
+  await subscribedFeed(ctx, principal, access, feedId, 'read');
+  return findSubscription(ctx, access, feedId, subscriptionId);
+}
+
 export async function listSubscriptions(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, page: Page) {
-  await subscribedFeed(ctx, principal, access, feedId, false);
+  await subscribedFeed(ctx, principal, access, feedId, 'read');
   const { items, total } = await store.listSubscriptions(ctx.db, access.projectId, feedId, page);
   return { subscriptions: items.map(subscriptionView), total };
 }
 
 export async function updateSubscription(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, subscriptionId: string, input: Omit<SubscriptionInput, 'room' | 'path'>): Promise<store.SubscriptionRow> {
-  await subscribedFeed(ctx, principal, access, feedId, true);
+  await subscribedFeed(ctx, principal, access, feedId, 'change');
   const changes = {
     ...(input.filename_datetime_format !== undefined ? { filenameDatetimeFormat: input.filename_datetime_format ? validateDatetimeFormat(input.filename_datetime_format) : null } : {}),
     ...(input.annotations !== undefined ? { annotations: input.annotations ?? {} } : {}),
   };
   if (!(await store.updateSubscription(ctx.db, access.projectId, feedId, subscriptionId, changes))) throw notFound('Subscription');
-  return getSubscription(ctx, principal, access, feedId, subscriptionId);
+  return findSubscription(ctx, access, feedId, subscriptionId);
 }
 
 /** Deletes a subscription: nothing more is written for it (a file being written may still land). */
 export async function deleteSubscription(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, subscriptionId: string): Promise<void> {
-  await subscribedFeed(ctx, principal, access, feedId, true);
+  await subscribedFeed(ctx, principal, access, feedId, 'change');
   if (!(await store.deleteSubscription(ctx.db, access.projectId, feedId, subscriptionId))) throw notFound('Subscription');
 }

@@ -10,6 +10,7 @@ import { and, asc, eq, getTableColumns, ilike, inArray, or, sql, type SQL } from
 import { bigint, boolean, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
+import { isUuid } from '../../platform/crypto/credentials.ts';
 import { enqueueWithSql, rowsOf } from '../../platform/jobs/outbox.ts';
 import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 import { roomsTable } from '../rooms/tables.ts';
@@ -75,12 +76,18 @@ export async function findFeedByName(db: Db, projectId: string, name: string): P
 }
 
 /**
- * A page of a project's feeds. `privateToo` includes private feeds; `roomId` narrows to the feeds a
+ * A page of a project's feeds. `privateToo` includes every private feed (true) or those with these
+ * ids (the caller's roles on feed policies); `roomId` narrows to the feeds a
  * room sees: project and public ones, and any with a subscription into that room.
  */
-export async function listFeeds(db: Db, projectId: string, page: Page, options: { privateToo: boolean; roomId?: string | undefined }) {
+export async function listFeeds(db: Db, projectId: string, page: Page, options: { privateToo: true | readonly string[]; roomId?: string | undefined }) {
   const conditions: (SQL | undefined)[] = [eq(feedsTable.projectId, projectId)];
-  if (!options.privateToo) conditions.push(inArray(feedsTable.visibility, ['public', 'project']));
+  if (options.privateToo !== true) {
+    const shown = options.privateToo.filter(isUuid);
+    conditions.push(shown.length > 0
+      ? or(inArray(feedsTable.visibility, ['public', 'project']), inArray(feedsTable.id, shown))
+      : inArray(feedsTable.visibility, ['public', 'project']));
+  }
   if (options.roomId) {
     conditions.push(or(
       inArray(feedsTable.visibility, ['public', 'project']),

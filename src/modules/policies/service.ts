@@ -163,13 +163,23 @@ export async function listGrants(ctx: AppContext, access: ProjectAccess, typeNam
  * so a revocation holds from the next request on.
  */
 export async function rolesOn(ctx: AppContext, principal: Principal, access: ProjectAccess, resourceType: string, resourceId: string): Promise<Set<string>> {
-  const subjects: Pick<store.StoredSubject, 'type' | 'key'>[] = principal.kind === 'api_key'
-    ? [{ type: 'service_account', key: principal.credentialId }]
-    : principal.userId
-      ? [{ type: 'user', key: principal.userId }, ...USERSET_RELATIONS.filter((r) => access.roles.has(r)).map((key) => ({ type: 'userset' as const, key }))]
-      : [];
+  const subjects = subjectsOf(principal, access);
   if (subjects.length === 0) return new Set();
   return store.rolesOfSubjects(ctx.db, { projectId: access.projectId, resourceType, resourceId }, subjects);
+}
+
+/** The resources of one type on which the caller holds any role through their policies, by id (for lists). */
+export async function resourcesWithRoles(ctx: AppContext, principal: Principal, access: ProjectAccess, resourceType: string): Promise<string[]> {
+  const subjects = subjectsOf(principal, access);
+  if (subjects.length === 0) return [];
+  return store.resourcesOfSubjects(ctx.db, access.projectId, resourceType, subjects);
+}
+
+/** Who the caller is in policies: an API key as its service account; a user as themself and the project usersets they belong to. */
+function subjectsOf(principal: Principal, access: ProjectAccess): Pick<store.StoredSubject, 'type' | 'key'>[] {
+  if (principal.kind === 'api_key') return [{ type: 'service_account', key: principal.credentialId }];
+  if (!principal.userId) return [];
+  return [{ type: 'user', key: principal.userId }, ...USERSET_RELATIONS.filter((r) => access.roles.has(r)).map((key) => ({ type: 'userset' as const, key }))];
 }
 
 /** Drops every binding of a resource; its family calls this in the transaction that deletes it. */

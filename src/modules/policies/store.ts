@@ -69,12 +69,23 @@ export async function deleteResourceBindings(db: Db, resource: ResourceKey): Pro
   await db.delete(bindingsTable).where(ofResource(resource));
 }
 
+/** Bindings of any of `subjects`. */
+function ofSubjects(subjects: readonly Pick<StoredSubject, 'type' | 'key'>[]): SQL | undefined {
+  const byType = Map.groupBy(subjects, (s) => s.type);
+  return or(...[...byType].map(([type, list]) => and(eq(bindingsTable.subjectType, type), inArray(bindingsTable.subjectKey, list.map((s) => s.key)))!));
+}
+
 /** The roles any of `subjects` holds on the resource, together. */
 export async function rolesOfSubjects(db: Db, resource: ResourceKey, subjects: readonly Pick<StoredSubject, 'type' | 'key'>[]): Promise<Set<string>> {
-  const byType = Map.groupBy(subjects, (s) => s.type);
-  const matches: SQL[] = [...byType].map(([type, list]) => and(eq(bindingsTable.subjectType, type), inArray(bindingsTable.subjectKey, list.map((s) => s.key)))!);
-  const rows = await db.select({ roles: bindingsTable.roles }).from(bindingsTable).where(and(ofResource(resource), or(...matches)));
+  const rows = await db.select({ roles: bindingsTable.roles }).from(bindingsTable).where(and(ofResource(resource), ofSubjects(subjects)));
   return new Set(rows.flatMap((r) => r.roles));
+}
+
+/** The resources of one type on which any of `subjects` holds a role, by id. */
+export async function resourcesOfSubjects(db: Db, projectId: string, resourceType: string, subjects: readonly Pick<StoredSubject, 'type' | 'key'>[]): Promise<string[]> {
+  const rows = await db.selectDistinct({ id: bindingsTable.resourceId }).from(bindingsTable)
+    .where(and(eq(bindingsTable.projectId, projectId), eq(bindingsTable.resourceType, resourceType), ofSubjects(subjects)));
+  return rows.map((r) => r.id);
 }
 
 /** Where a page of bindings ends: the last subject of the page. */

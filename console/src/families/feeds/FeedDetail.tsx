@@ -129,6 +129,11 @@ export default function FeedDetail() {
         ['Created', formatTime(current.created_at)],
         ['Updated', formatTime(current.updated_at)],
       ]} />
+      {can('feed_inventory') && (
+        <Group aria-label="Of this feed" role="navigation">
+          <Anchor component={Link} to={path(`feeds/${feedId}/policy`)}>Access policy</Anchor>
+        </Group>
+      )}
       <Title order={4}>Message schema</Title>
       {current.message_schema === null || current.message_schema === true ? <Text c="dimmed">Any JSON value.</Text> : <Json value={current.message_schema} />}
       {can('feed_subscription_inventory') && <Subscriptions feedId={feedId} />}

@@ -8,5 +8,6 @@ export const feeds: Family = {
   routes: [
     lazyPage('feeds', () => import('./FeedList.tsx')),
     lazyPage('feeds/:feedId', () => import('./FeedDetail.tsx')),
+    lazyPage('feeds/:feedId/policy', () => import('./FeedPolicy.tsx')),
   ],
 };

@@ -1,154 +1,30 @@
-// A room's resource policy (docs/policies.md): who holds which roles on this one room, beyond their
-// project roles. Grant to a user, an API key or every member/developer; change roles; revoke.
-import { Anchor, Button, Group, Stack, Text } from '@mantine/core';
+// A room's resource policy (docs/policies.md): the shared policy page for one room.
 import { useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
-import { Link, useParams } from 'react-router';
-import { ApiError, api, unwrap, type ResponseOf } from '../../api.ts';
-import { invalidate, projectKey } from '../../app/query.ts';
+import { useParams } from 'react-router';
+import { api, unwrap } from '../../api.ts';
+import { projectKey } from '../../app/query.ts';
 import { useProject } from '../../app/project.tsx';
-import { ConfirmButton } from '../../ui/actions.tsx';
 import { ErrorAlert } from '../../ui/feedback.tsx';
-import { FormModal, type Field } from '../../ui/FormModal.tsx';
-import { ListPage, pageLocally } from '../../ui/ListPage.tsx';
-
-type Grant = ResponseOf<'/accounts/projects/{project_id}/policies/resources/{resource_type}/{resource_id}', 'get'>['access_grants'][number];
-type Subject = { type: string; id?: string | null; email?: string | null; object_type?: string | null; relation?: string | null };
-
-// The room's roles, strongest first (docs/permissions.md#resource-policies).
-const ROOM_ROLES = ['admin', 'developer', 'operator', 'viewer', 'list'];
-const MOST_BINDINGS = 1000;
-
-const SUBJECT_KINDS = [
-  { value: 'email', label: 'A project user, by email' },
-  { value: 'user', label: 'A project user, by user id' },
-  { value: 'service_account', label: 'An API key of the project, by key id' },
-  { value: 'member', label: 'Every project member' },
-  { value: 'developer', label: 'Every project developer' },
-];
-
-const ROLES_FIELD: Field = { kind: 'multiselect', name: 'roles', label: 'Roles', required: true, options: ROOM_ROLES, description: 'admin, developer: everything; operator: join and act; viewer: join and watch; list: find the room only.' };
-
-const GRANT_FIELDS: Field[] = [
-  { kind: 'select', name: 'kind', label: 'Subject', required: true, options: SUBJECT_KINDS },
-  { kind: 'text', name: 'subject', label: 'Email or id', description: 'Not needed for every member or developer.' },
-  ROLES_FIELD,
-];
-
-function subjectOf(kind: string, value: string): Subject {
-  if (kind === 'email') return { type: 'user', email: value.trim() };
-  if (kind === 'member' || kind === 'developer') return { type: 'userset', object_type: 'project', relation: kind };
-  return { type: kind, id: value.trim() };
-}
-
-/** Who a binding is for, in words. */
-function describe(subject: Grant['subject']): string {
-  if (subject.type === 'userset') return `every project ${subject.relation ?? 'member'}`;
-  if (subject.type === 'service_account') return `API key ${subject.id}`;
-  const name = [subject.first_name, subject.last_name].filter(Boolean).join(' ');
-  return subject.email ? `${name ? `${name} ` : ''}<${subject.email}>` : name || `user ${subject.id}`;
-}
-
-/** The subject as the API takes it back (to change or revoke its binding). */
-const sameSubject = (subject: Grant['subject']): Subject => ({ type: subject.type, id: subject.id, ...(subject.relation ? { object_type: subject.object_type ?? 'project', relation: subject.relation } : {}) });
-
-/** Who the API did not find is about the subject; an unknown role about the roles. */
-const grantErrorField = (error: unknown) => {
-  if (!(error instanceof ApiError)) return undefined;
-  if (error.status === 404 || /subject|user|group|agent/i.test(error.message)) return 'subject';
-  return /role/i.test(error.message) ? 'roles' : undefined;
-};
+import { ResourcePolicy } from '../../ui/ResourcePolicy.tsx';
 
 export default function RoomPolicy() {
   const { projectId, can, path } = useProject();
   const roomName = useParams().roomName!;
-  const [granting, setGranting] = useState(false);
-  const [changing, setChanging] = useState<Grant>();
   const room = useQuery({
     queryKey: projectKey(projectId, 'rooms', roomName),
     queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/rooms/{room_name}', { params: { path: { project_id: projectId, room_name: roomName } } })),
   });
   if (!room.data) return <ErrorAlert error={room.error} />;
-  const resource = { project_id: projectId, resource_type: 'room', resource_id: room.data.id };
-  const key = projectKey(projectId, 'policies', 'room', room.data.id);
-  const policyPath = '/accounts/projects/{project_id}/policies/resources/{resource_type}/{resource_id}' as const;
-  const grant = (subject: Subject, roles: string[]) => unwrap(api.POST(policyPath, { params: { path: resource }, body: { subject, roles } }));
-  const revoke = (subject: Subject, roles?: string[]) => unwrap(api.DELETE(policyPath, { params: { path: resource }, body: { subject, ...(roles ? { roles } : {}) } }));
-  const manage = can('developer');
   return (
-    <Stack>
-      <ListPage<Grant>
-        title={`Access policy of room ${roomName}`}
-        description={<>Roles on this room only, for users, API keys or every member, beyond their project roles. <Anchor component={Link} to={path(`rooms/${encodeURIComponent(roomName)}`)}>Back to the room</Anchor></>}
-        queryKey={key}
-        filterLabel="Filter by subject"
-        // Token-paged: the first 1,000 bindings, then paged here.
-        load={async (page) => {
-          const grants: Grant[] = [];
-          let token: string | null | undefined;
-          do {
-            const next = await unwrap(api.GET(policyPath, { params: { path: resource, query: { page_size: MOST_BINDINGS, ...(token ? { continuation_token: token } : {}) } } }));
-            grants.push(...next.access_grants);
-            token = next.continuation_token;
-          } while (token && grants.length < MOST_BINDINGS);
-          return pageLocally(grants, page, (g) => describe(g.subject));
-        }}
-        columns={[
-          { header: 'Subject', cell: (g) => describe(g.subject) },
-          { header: 'Kind', cell: (g) => g.subject.type.replace('_', ' ') },
-          { header: 'Roles', cell: (g) => g.direct_roles.join(', ') },
-          ...(manage
-            ? [{
-              header: 'Actions',
-              cell: (g: Grant) => (
-                <Group gap="xs" wrap="nowrap">
-                  <Button size="xs" variant="default" onClick={() => setChanging(g)}>Change roles</Button>
-                  <ConfirmButton label="Revoke" title={`Revoke every role of ${describe(g.subject)}?`} message="They keep what their project roles allow." onConfirm={async () => {
-                    await revoke(sameSubject(g.subject));
-                    await invalidate(key);
-                  }} />
-                </Group>
-              ),
-            }]
-            : []),
-        ]}
-        rowKey={(g) => `${g.subject.type}/${g.subject.id}/${g.subject.relation ?? ''}`}
-        actions={manage && <Button onClick={() => setGranting(true)}>Grant roles</Button>}
-        empty="No one holds a role on this room beyond their project roles."
-      />
-      <Text size="sm" c="dimmed">Project admins and developers always have every right in every room.</Text>
-      <FormModal
-        opened={granting}
-        onClose={() => setGranting(false)}
-        title={`Grant roles on room ${roomName}`}
-        fields={GRANT_FIELDS}
-        initialValues={{ kind: 'email', subject: '', roles: ['viewer'] as string[] }}
-        submitLabel="Grant"
-        errorField={grantErrorField}
-        submit={async ({ kind, subject, roles }) => {
-          if (roles.length === 0) throw new Error('roles: pick at least one');
-          await grant(subjectOf(kind, subject), roles);
-          await invalidate(key);
-        }}
-      />
-      {changing && (
-        <FormModal
-          opened
-          onClose={() => setChanging(undefined)}
-          title={`Roles of ${describe(changing.subject)}`}
-          fields={[ROLES_FIELD]}
-          initialValues={{ roles: changing.direct_roles }}
-          submitLabel="Save"
-          submit={async ({ roles }) => {
-            const subject = sameSubject(changing.subject);
-            const removed = changing.direct_roles.filter((role) => !roles.includes(role));
-            const added = roles.filter((role) => !changing.direct_roles.includes(role));
-            if (added.length > 0) await grant(subject, added);
-            if (removed.length > 0) await revoke(subject, removed);
-            await invalidate(key);
-          }}
-        />
-      )}
-    </Stack>
+    <ResourcePolicy
+      type="room"
+      resourceId={room.data.id}
+      label={`room ${roomName}`}
+      back={{ to: path(`rooms/${encodeURIComponent(roomName)}`), label: 'Back to the room' }}
+      roles={['admin', 'developer', 'operator', 'viewer', 'list']}
+      rolesHelp="admin, developer: everything; operator: join and act; viewer: join and watch; list: find the room only."
+      manage={can('developer')}
+      note="Project admins and developers always have every right in every room."
+    />
   );
 }
