@@ -12283,7 +12283,7 @@ export interface paths {
                     provider?: string;
                     /** @description Only this model */
                     model?: string;
-                    /** @description Only this usage type: input, cached_input, cache_write, output, reasoning, request, llm_proxy_surcharge */
+                    /** @description Only this usage type: input, cached_input, cache_write, output, reasoning, request, session_minute, llm_proxy_surcharge */
                     usage_type?: string;
                     /** @description Accepted for SDK compatibility; not used for filtering */
                     annotations?: string;

@@ -13,7 +13,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { adjust, priceUsage, priceUsages, reverse, verifyLedger, type CallUsage } from '../../src/modules/billing/service.ts';
+import { adjust, priceSessions, priceUsage, priceUsages, reverse, verifyLedger, type CallUsage } from '../../src/modules/billing/service.ts';
 import { rowsOf } from '../../src/platform/jobs/outbox.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/llm-upstream.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
@@ -30,6 +30,9 @@ const PRICES = {
     { provider: 'anthropic', model: 'fake-chat', input: '10', cached_input: '5', cache_write: '12.5', output: '20', request: '100' },
     { provider: 'openai', model: 'model-a', effective_from: '2025-01-01', input: '1000000', output: '2000000' },
     { provider: 'openai', model: 'model-b*', input: '3000000' },
+    // Room sessions: 0.50 USD a minute (prices are per million units: 500,000 per million minutes).
+    // Agent sessions have no price.
+    { provider: 'atrium', model: 'room-session', session_minute: '500000' },
   ],
 };
 // OpenAI fake call: 8 input, 3 cached, 5 output + 2 reasoning (at the output price), 1 request:
@@ -59,7 +62,9 @@ forEachEngine('billing', (engine) => {
       ATRIUM_BILLING_PRICES_FILE: join(dir, 'prices.json'),
       ATRIUM_BILLING_ENFORCED: 'true',
       ATRIUM_BILLING_CALL_RESERVE: String(RESERVE_MICROS),
-    });
+      // Its own database on PostgreSQL: a pricing job run by another test file's worker would use
+      // that service's price list (test services share the cluster's default database).
+    }, { ownDatabase: true });
     tenant = await createTenant(service, 'billing');
   });
   after(async () => {
@@ -138,6 +143,39 @@ forEachEngine('billing', (engine) => {
       assert.equal(await service.ctx.db.transaction((tx) => priceUsage(service.ctx, tx, tenant.projectId, replay)), false);
       assert.equal((await balanceOf(tenant)).balance, before.balance);
       assert.equal((await transactionsOf(tenant)).filter((e) => e.reference === requestId).length, 1);
+    });
+  });
+
+  describe('pricing room sessions', () => {
+    test('an ended session becomes one usage debit by the minute, rounded up, in the usage report under its room; without a price, nothing', async () => {
+      const t = await createTenant(service, 'sessions-priced');
+      const key = await call(service, 'POST', `${base(t)}/api-keys`, { token: t.apiKey, json: { name: 'room server', roles: ['room_server'] } });
+      const report = (path: string, json?: object) => call(service, 'POST', `${base(t)}${path}`, { token: key.body.value, json: json ?? {} });
+      const start = async (json: object) => (await report('/sessions', json)).body as { id: string };
+      const room = await start({ room_name: 'lobby' });
+      const agent = await start({ room_name: 'lobby', agent_name: 'helper' });
+      const running = await start({ room_name: 'lobby' });
+      // Ran 90 s: two minutes, rounded up.
+      await service.ctx.db.execute(sql`update room_sessions set started_at = now() - interval '90 seconds' where id in (${room.id}::uuid, ${agent.id}::uuid)`);
+      assert.equal((await report(`/sessions/${room.id}/end`)).status, 200);
+      assert.equal((await report(`/sessions/${agent.id}/end`)).status, 200);
+
+      const debit = await debitOf(t, room.id);
+      assert.equal(debit.amount, -1, '2 minutes at 0.50');
+      assert.equal(debit.type, 'usage_debit');
+      assert.equal(debit.reference_type, 'room_session');
+      assert.match(debit.description, /^room session in lobby: 2 session minutes$/);
+      const usage = await call(service, 'GET', `${base(t)}/usage?start=${new Date(Date.now() - 86_400_000).toISOString()}&interval=day&report=room,provider,model`, { token: t.apiKey });
+      assert.equal(usage.status, 200, JSON.stringify(usage.body));
+      const rows = (usage.body.usage as any[]).filter((r) => r.cost !== 0);
+      assert.deepEqual(rows.map((r) => [r.room, r.provider, r.model, r.quantities, r.costs, r.cost]), [['lobby', 'atrium', 'room-session', { session_minute: 2 }, { session_minute: 1 }, 1]]);
+
+      // Once only; a running session and an agent session without a price are not debited.
+      const again = await service.ctx.db.transaction((tx) => priceSessions(service.ctx, tx, [room, agent, running].map((s) => ({ projectId: t.projectId, sessionId: s.id }))));
+      assert.deepEqual([...again], []);
+      const transactions = await transactionsOf(t);
+      assert.deepEqual(transactions.filter((e) => e.reference_type === 'room_session').map((e) => e.reference), [room.id]);
+      assert.equal((await balanceOf(t)).balance, -1);
     });
   });
 

@@ -1,16 +1,16 @@
 // Billing and usage: a prepaid wallet per project with an append-only ledger, prices for LLM proxy
-// calls, admission against the balance, auto-recharge, checkouts (local test provider), and usage
-// reports from an hourly rollup. docs/billing.md.
+// calls and room-session minutes, admission against the balance, auto-recharge, checkouts (local
+// test provider, Stripe), and usage reports from an hourly rollup. docs/billing.md.
 import type { Module } from '../../platform/http/module.ts';
 import { billingRoutes } from './routes.ts';
-import { priceHandler, rechargeHandler, reservationSweep, usageFanout } from './usage.ts';
+import { priceHandler, rechargeHandler, reservationSweep, sessionPriceHandler, usageFanout } from './usage.ts';
 
 export const billingModule: Module = {
   name: 'billing',
   routes: billingRoutes,
-  jobs: (ctx) => [priceHandler(ctx), rechargeHandler(ctx)],
+  jobs: (ctx) => [priceHandler(ctx), sessionPriceHandler(ctx), rechargeHandler(ctx)],
   schedules: (ctx) => [reservationSweep(ctx)],
-  eventConsumers: () => [usageFanout],
+  eventConsumers: (ctx) => [usageFanout(ctx)],
   fixtures: [{
     provides: ['checkout_id'],
     async create(client) {

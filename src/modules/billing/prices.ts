@@ -7,7 +7,7 @@ import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { costOf, fromMicros, toMicros } from './money.ts';
 
-export const USAGE_TYPES = ['input', 'cached_input', 'cache_write', 'output', 'reasoning', 'request'] as const;
+export const USAGE_TYPES = ['input', 'cached_input', 'cache_write', 'output', 'reasoning', 'request', 'session_minute'] as const;
 export type UsageType = (typeof USAGE_TYPES)[number];
 /** The usage type of the surcharge on top of priced usage. */
 export const SURCHARGE = 'llm_proxy_surcharge';
@@ -125,6 +125,7 @@ export function priceCall(list: PriceList, price: Price | undefined, usage: Quan
     output: BigInt(usage.output_tokens) - reasoning,
     reasoning,
     request: metered ? 1n : 0n,
+    session_minute: 0n,
   };
   const per = price?.perMillion ?? {};
   const lines: PricedLine[] = [];
@@ -142,13 +143,22 @@ export function priceCall(list: PriceList, price: Price | undefined, usage: Quan
   return lines;
 }
 
+/** Whose price room sessions have: provider `atrium`, model `room-session` or `agent-session`. */
+export const SESSION_PROVIDER = 'atrium';
+export const sessionModel = (kind: 'room' | 'agent') => `${kind}-session`;
+
+/** Whether any price covers session minutes (without one, sessions are not priced at all). */
+export function pricesSessions(list: PriceList): boolean {
+  return list.prices.some((p) => p.provider === SESSION_PROVIDER && p.perMillion.session_minute !== undefined);
+}
+
 /** The price list as `GET /pricing` shows it (decimal numbers per million units). */
 export function pricingView(list: PriceList) {
   return {
     currency: list.currency,
     as_of: list.asOf ?? null,
     source: list.source ?? null,
-    unit: 'per 1,000,000 units (tokens; requests for `request`)',
+    unit: 'per 1,000,000 units (tokens; requests for `request`; minutes for `session_minute`)',
     llm_proxy_surcharge_rate: fromMicros(list.surchargePpm),
     prices: list.prices.map((p) => ({
       provider: p.provider,

@@ -76,7 +76,7 @@ export const UsageQuery = Type.Object({
   room: Text('Only this room (the `room` annotation of the calls)'),
   provider: Text('Only this provider'),
   model: Text('Only this model'),
-  usage_type: Text('Only this usage type: input, cached_input, cache_write, output, reasoning, request, llm_proxy_surcharge'),
+  usage_type: Text('Only this usage type: input, cached_input, cache_write, output, reasoning, request, session_minute, llm_proxy_surcharge'),
   annotations: Text('Accepted for SDK compatibility; not used for filtering'),
   client: Text('Accepted for SDK compatibility; not used for filtering'),
 });

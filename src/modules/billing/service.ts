@@ -6,9 +6,10 @@ import type { AppContext } from '../../context.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { apiError, badRequest, notFound } from '../../platform/http/errors.ts';
 import { enqueue, rowsOf } from '../../platform/jobs/outbox.ts';
-import { fromMicros, MICROS, toMicros } from './money.ts';
+import { endedSessionSpan } from '../sessions/service.ts';
+import { costOf, fromMicros, MICROS, toMicros } from './money.ts';
 import { localProvider, TEST_CARDS, type PaymentProvider } from './payments.ts';
-import { DEFAULT_PRICES_FILE, loadPriceList, priceCall, priceOf, type PriceList } from './prices.ts';
+import { DEFAULT_PRICES_FILE, loadPriceList, priceCall, priceOf, SESSION_PROVIDER, sessionModel, type PriceList } from './prices.ts';
 import * as store from './store.ts';
 import { stripeProvider } from './stripe.ts';
 
@@ -154,7 +155,7 @@ export interface CallUsage {
   started_at: string;
 }
 
-const LABELS: Record<string, string> = { input: 'input', cached_input: 'cached input', cache_write: 'cache write', output: 'output', reasoning: 'reasoning', request: 'request' };
+const LABELS: Record<string, string> = { input: 'input', cached_input: 'cached input', cache_write: 'cache write', output: 'output', reasoning: 'reasoning', request: 'request', session_minute: 'session minutes' };
 
 /** One call's usage, as a pricing job carries it. */
 export interface ProjectCall {
@@ -189,11 +190,59 @@ export async function priceUsages(ctx: AppContext, tx: Db, calls: readonly Proje
     }));
     return [{ entry, rollup }];
   });
+  return postPriced(tx, priced);
+}
+
+/**
+ * Posts usage debits (each once, by its idempotency key), the rollup lines of those that were new,
+ * and starts auto-recharge where a balance fell; returns the references of the new debits.
+ */
+async function postPriced(tx: Db, priced: readonly { entry: store.NewEntry; rollup: store.RollupLine[] }[]): Promise<Set<string>> {
   const posted = await store.postEntries(tx, priced.map((p) => p.entry));
   const postedEntries = new Set(posted.map((p) => p.entry));
   await store.addToRollup(tx, priced.filter((p) => postedEntries.has(p.entry)).flatMap((p) => p.rollup));
   for (const projectId of new Set(posted.filter((p) => p.entry.amountMicros < 0n).map((p) => p.entry.projectId))) await maybeRecharge(tx, projectId);
   return new Set(posted.map((p) => p.entry.reference!));
+}
+
+// ---------------------------------------------------------------- pricing room sessions
+
+/** An ended room or agent session to price, as its pricing job names it. */
+export interface ProjectSession {
+  projectId: string;
+  sessionId: string;
+}
+
+/**
+ * Prices ended sessions by the minute (rounded up) at the price of `atrium` / `room-session` (or
+ * `agent-session`) in force when each started: one usage debit per session, idempotent by its id,
+ * and its line in the rollup under the session's room. A session without a price, still running or
+ * unknown is left alone. Returns the ids of the sessions debited.
+ */
+export async function priceSessions(ctx: AppContext, tx: Db, sessions: readonly ProjectSession[]): Promise<Set<string>> {
+  const { prices } = billingState(ctx);
+  const priced = [];
+  for (const { projectId, sessionId } of sessions) {
+    const span = await endedSessionSpan(tx, projectId, sessionId);
+    if (!span) continue;
+    const at = span.startedAt.getTime();
+    const model = sessionModel(span.kind);
+    const rate = priceOf(prices, SESSION_PROVIDER, model, at)?.perMillion.session_minute;
+    const minutes = BigInt(Math.ceil(Math.max(0, span.endedAt.getTime() - at) / 60_000));
+    if (rate === undefined || minutes === 0n) continue;
+    const costMicros = costOf(minutes, rate);
+    priced.push({
+      entry: {
+        projectId, type: 'usage_debit', amountMicros: -costMicros, idempotencyKey: `usage:session:${sessionId}`,
+        reference: sessionId, referenceType: 'room_session', description: `${span.kind} session in ${span.roomName}: ${minutes} ${LABELS.session_minute}`,
+      } satisfies store.NewEntry,
+      rollup: [{
+        projectId, hour: new Date(Math.floor(at / 3_600_000) * 3_600_000), provider: SESSION_PROVIDER, model, usageType: 'session_minute',
+        userKey: '', room: span.roomName, quantity: minutes, costMicros,
+      }],
+    });
+  }
+  return postPriced(tx, priced);
 }
 
 /** Prices one call (see `priceUsages`); false when it was priced before or costs nothing to record. */

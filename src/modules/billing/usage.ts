@@ -1,25 +1,46 @@
-// Pricing LLM proxy calls: a consumer of `llm.call.completed` that, in the statement writing the
-// event, queues one pricing job per call (keyed by the event, so it is queued once); the job posts
-// the call's usage debit, rollup lines and reservation release in the transaction that settles it,
-// and the ledger's idempotency key (`usage:<request id>`) makes a replay change nothing.
+// Pricing LLM proxy calls and room sessions: a consumer of `llm.call.completed` (and, when a price
+// covers session minutes, of `room.ended`) that, in the statement writing the event, queues one
+// pricing job per call or session (keyed by the event, so it is queued once); the job posts the
+// usage debit, rollup lines and reservation release in the transaction that settles it, and the
+// ledger's idempotency key (`usage:<request id>`, `usage:session:<session id>`) makes a replay
+// change nothing.
 import { sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import type { EventConsumer } from '../../platform/events/catalogue.ts';
 import { recordTogether, type JobHandler, type RecordWriter } from '../../platform/jobs/worker.ts';
 import type { Schedule } from '../../platform/jobs/scheduler.ts';
 import { LLM_CALL_EVENT } from '../llm-proxy/schema.ts';
-import { chargeRecharge, priceUsages, RECHARGE_TOPIC, releaseStaleReservations, type CallUsage, type ProjectCall } from './service.ts';
+import { ROOM_ENDED_EVENT } from '../sessions/service.ts';
+import { pricesSessions } from './prices.ts';
+import { billingState, chargeRecharge, priceSessions, priceUsages, RECHARGE_TOPIC, releaseStaleReservations, type CallUsage, type ProjectCall, type ProjectSession } from './service.ts';
 
 export const PRICE_TOPIC = 'billing.price';
+export const SESSION_PRICE_TOPIC = 'billing.price-session';
 
-export const usageFanout: EventConsumer = {
-  name: 'billing',
-  fanout: (event) => (event.definition.type !== LLM_CALL_EVENT ? { wants: sql`false` } : {
-    wants: sql`true`,
-    jobs: sql`select ${PRICE_TOPIC}::text as topic, event.id::text as key,
-      jsonb_build_object('project_id', event.project_id, 'call', event.data) as payload from event`,
-  }),
-};
+export function usageFanout(ctx: AppContext): EventConsumer {
+  // Sessions are priced only when the price list has a price for their minutes: no job otherwise.
+  const sessions = pricesSessions(billingState(ctx).prices);
+  return {
+    name: 'billing',
+    fanout: (event) => {
+      if (event.definition.type === LLM_CALL_EVENT) {
+        return {
+          wants: sql`true`,
+          jobs: sql`select ${PRICE_TOPIC}::text as topic, event.id::text as key,
+            jsonb_build_object('project_id', event.project_id, 'call', event.data) as payload from event`,
+        };
+      }
+      if (sessions && event.definition.type === ROOM_ENDED_EVENT) {
+        return {
+          wants: sql`true`,
+          jobs: sql`select ${SESSION_PRICE_TOPIC}::text as topic, event.id::text as key,
+            jsonb_build_object('project_id', event.project_id, 'session_id', event.data->>'session_id') as payload from event`,
+        };
+      }
+      return { wants: sql`false` };
+    },
+  };
+}
 
 export function priceHandler(ctx: AppContext): JobHandler {
   // The jobs settled together are priced together: a few statements per settlement, not per call.
@@ -28,6 +49,16 @@ export function priceHandler(ctx: AppContext): JobHandler {
     topic: PRICE_TOPIC,
     async run(job) {
       return { recordTogether: recordTogether(pricing, { projectId: String(job.payload.project_id), call: job.payload.call as CallUsage }) };
+    },
+  };
+}
+
+export function sessionPriceHandler(ctx: AppContext): JobHandler {
+  const pricing: RecordWriter<ProjectSession> = { write: async (tx, sessions) => { await priceSessions(ctx, tx, sessions); } };
+  return {
+    topic: SESSION_PRICE_TOPIC,
+    async run(job) {
+      return { recordTogether: recordTogether(pricing, { projectId: String(job.payload.project_id), sessionId: String(job.payload.session_id) }) };
     },
   };
 }

@@ -109,6 +109,15 @@ async function mustFind(db: Db, projectId: string, sessionId: string): Promise<s
   return session;
 }
 
+/** The type of the event a session's end emits, for consumers in other modules (billing prices its minutes). */
+export const ROOM_ENDED_EVENT = roomEnded.type;
+
+/** When an ended session ran, and what it was (for pricing its minutes); undefined for an unknown or running one. */
+export async function endedSessionSpan(db: Db, projectId: string, sessionId: string): Promise<{ kind: 'room' | 'agent'; roomName: string; startedAt: Date; endedAt: Date } | undefined> {
+  const row = await store.findSession(db, projectId, sessionId);
+  return row?.endedAt ? { kind: row.kind, roomName: row.roomName, startedAt: row.startedAt, endedAt: row.endedAt } : undefined;
+}
+
 export async function getSession(ctx: AppContext, projectId: string, sessionId: string) {
   return sessionView(await mustFind(ctx.db, projectId, sessionId));
 }
