@@ -69,3 +69,13 @@ export function bytes(n: number): string {
   }
   return i === 0 ? `${n} B` : `${v.toFixed(1)} ${units[i]}`;
 }
+
+const BAR_WIDTH = 24;
+
+/** One line of a transfer's progress: `name  [#########-----] 40%  1.2 MB / 3.0 MB`, or the bytes so far when the size is unknown. */
+export function transferLine(name: string, done: number, total: number | undefined): string {
+  if (!total) return `${name}  ${bytes(done)}`;
+  const share = Math.min(1, done / total);
+  const filled = Math.round(share * BAR_WIDTH);
+  return `${name}  [${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${String(Math.floor(share * 100)).padStart(3)}%  ${bytes(done)} / ${bytes(total)}`;
+}

@@ -10,7 +10,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs, type ParseArgsOptionDescriptor } from 'node:util';
 import { unwrap, type ApiClient } from '../api-client/client.ts';
-import { apiClientFor, bytes, describeFailure, record, resolveServer, table, UsageError } from './api.ts';
+import { apiClientFor, bytes, describeFailure, record, resolveServer, table, transferLine, UsageError } from './api.ts';
 
 interface Option { type: 'string' | 'boolean'; multiple?: boolean; description: string; placeholder?: string }
 
@@ -356,7 +356,7 @@ const storage: Group = {
       },
     },
     {
-      name: 'cp', summary: 'Copy a local file to storage (cp FILE :PATH) or a stored file here (cp :PATH FILE), with a progress line', args: ['<source>', '<destination>'],
+      name: 'cp', summary: 'Copy a local file to storage (cp FILE :PATH) or a stored file here (cp :PATH FILE), with a progress bar', args: ['<source>', '<destination>'],
       async run(ctx) {
         const [source, destination] = [arg(ctx, 0, '<source>'), arg(ctx, 1, '<destination>')];
         const project_id = await ctx.project();
@@ -370,7 +370,7 @@ const storage: Group = {
           const counter = new Transform({
             transform(chunk: Buffer, _encoding, done) {
               sent += chunk.length;
-              ctx.progress(`${path}  ${bytes(sent)} / ${bytes(size)}  ${size ? Math.floor((sent / size) * 100) : 100}%`);
+              ctx.progress(transferLine(path, sent, size));
               done(null, chunk);
             },
           });
@@ -393,7 +393,7 @@ const storage: Group = {
         await pipeline(Readable.fromWeb(data as never), new Transform({
           transform(chunk: Buffer, _encoding, done) {
             received += chunk.length;
-            ctx.progress(`${from}  ${bytes(received)}${total ? ` / ${bytes(total)}  ${Math.floor((received / total) * 100)}%` : ''}`);
+            ctx.progress(transferLine(from!, received, total));
             done(null, chunk);
           },
         }), createWriteStream(target));

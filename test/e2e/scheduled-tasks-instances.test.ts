@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { pgUrl, requireOrSkip } from '../support/env.ts';
 import { startFakeRoomServer, type FakeRoomServer, type RoomServerCall } from '../support/room-server.ts';
 import { forEachEngine, isolatedDatabase } from '../support/service.ts';
@@ -34,6 +35,10 @@ async function setUp(engine: 'pglite' | 'postgres', roomServer: FakeRoomServer, 
 async function createTasks(roomServer: FakeRoomServer, projectId: string, count: number): Promise<string[]> {
   const project = `/accounts/projects/${projectId}`;
   assert.equal((await roomServer.api('POST', `${project}/rooms`, { name: ROOM })).status, 201);
+  // Creating them takes a second or two: late in a minute, wait for the next one, so that all fall
+  // due at the same boundary.
+  const intoMinute = Date.now() % 60_000;
+  if (intoMinute > 40_000) await sleep(60_000 - intoMinute + 100);
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1) {
     const r = await roomServer.api('POST', `${project}/rooms/${ROOM}/scheduled-tasks`, { spec: { schedule: '* * * * *', once: true, queue: { name: 'tick', payload: { i } } } });
@@ -74,6 +79,7 @@ test('two instances on one PostgreSQL fire 200 tasks due in the same minute exac
     assert.equal(received.length, ids.length, `each task once (${received.length} messages for ${ids.length} tasks)`);
     assert.deepEqual(new Set(received.map((c) => c.json.task_id)), new Set(ids));
     assert.ok(received.every((c) => new Date(c.json.scheduled_time).getUTCSeconds() === 0), 'due at a minute boundary');
+    assert.equal(new Set(received.map((c) => c.json.scheduled_time)).size, 1, 'all due in the same minute');
     assert.ok(settled[0]! > 0 && settled[1]! > 0, `both instances delivered (${settled.join(' + ')})`);
     assert.deepEqual(roomServer.refused, []);
     process.stdout.write(`# two instances: ${settled.join(' + ')} deliveries of ${ids.length} tasks, due at ${[...new Set(received.map((c) => c.json.scheduled_time))].join(', ')}\n`);

@@ -2,8 +2,8 @@
 // Stripe API on loopback (ATRIUM_STRIPE_API_URL; no network) and webhook events signed with the
 // SDK's own test-header helper: Checkout sessions as Stripe expects them, `checkout.session.completed`
 // crediting once however often (and under however many event ids) it arrives, a bad signature
-// refused, and auto-recharge charging the saved card off-session with its idempotency key — or
-// recording the decline.
+// refused, a subscription checkout starting the subscription with the month's credits once, and
+// auto-recharge charging the saved card off-session with its idempotency key — or recording the decline.
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -120,6 +120,28 @@ forEachEngine('billing with Stripe', (engine) => {
     const charge = fake.requests.findLast((r) => r.path === '/v1/payment_intents' && r.method === 'POST')!;
     assert.deepEqual([charge.form.get('amount'), charge.form.get('customer'), charge.form.get('payment_method'), charge.form.get('off_session'), charge.form.get('confirm')], ['1000', 'cus_1', 'pm_card_visa', 'true', 'true']);
     assert.match(charge.idempotencyKey!, /^recharge:[0-9a-f-]{36}$/);
+  });
+
+  test('a subscription checkout is a recurring Stripe Checkout session; its completion starts the subscription and grants the month\'s credits once', async () => {
+    const t = await createTenant(service, 'stripe-subscription');
+    const { status, body } = await call(service, 'POST', `${base(t)}/subscription`, { token: t.apiKey, json: { success_url: 'https://app.example/ok', cancel_url: 'https://app.example/no' } });
+    assert.equal(status, 200, JSON.stringify(body));
+    assert.match(body.checkout_url, /^https:\/\/checkout\.stripe\.com\/c\/pay\/cs_test_/);
+    const sent = fake.requests.findLast((r) => r.path === '/v1/checkout/sessions')!;
+    const checkoutId = sent.form.get('metadata[atrium_checkout_id]')!;
+    assert.deepEqual([sent.form.get('mode'), sent.form.get('line_items[0][price_data][recurring][interval]'), sent.form.get('line_items[0][price_data][unit_amount]'), sent.form.get('subscription_data[metadata][atrium_checkout_id]')],
+      ['subscription', 'month', '2000', checkoutId], 'ATRIUM_BILLING_SUBSCRIPTION_CREDITS (20) a month');
+    assert.equal(sent.idempotencyKey, `checkout:${checkoutId}`);
+    assert.equal((await call(service, 'GET', `${base(t)}/subscription`, { token: t.apiKey })).body.subscription, null, 'nothing before it is paid');
+
+    // A subscription checkout has no payment intent of its own; the event arrives twice.
+    const event = { ...completed('evt_sub', checkoutId, 'unused'), data: { object: { id: 'cs_test_sub', object: 'checkout.session', mode: 'subscription', payment_status: 'paid', status: 'complete', subscription: 'sub_1', metadata: { atrium_checkout_id: checkoutId } } } };
+    for (const answer of await Promise.all([deliver(event), deliver(event)])) assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    assert.equal((await balanceOf(t)).balance, 20);
+    const subscription = (await call(service, 'GET', `${base(t)}/subscription`, { token: t.apiKey })).body.subscription;
+    assert.deepEqual([subscription.plan, subscription.status, subscription.monthly_credits, subscription.provider], ['monthly', 'active', 20, 'stripe']);
+    const grants = (await call(service, 'GET', `${base(t)}/transactions`, { token: t.apiKey })).body.transactions.filter((e: { type: string }) => e.type === 'subscription_grant');
+    assert.equal(grants.length, 1);
   });
 
   test('a declined off-session charge is recorded as a failure and credits nothing', async () => {

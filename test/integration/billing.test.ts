@@ -62,9 +62,7 @@ forEachEngine('billing', (engine) => {
       ATRIUM_BILLING_PRICES_FILE: join(dir, 'prices.json'),
       ATRIUM_BILLING_ENFORCED: 'true',
       ATRIUM_BILLING_CALL_RESERVE: String(RESERVE_MICROS),
-      // Its own database on PostgreSQL: a pricing job run by another test file's worker would use
-      // that service's price list (test services share the cluster's default database).
-    }, { ownDatabase: true });
+    });
     tenant = await createTenant(service, 'billing');
   });
   after(async () => {
@@ -103,6 +101,9 @@ forEachEngine('billing', (engine) => {
       assert.equal(after.length, 3, 'one reversal, however often asked');
       assert.deepEqual([after[0].type, after[0].amount, after[0].reference, after[0].balance_after], ['reversal', -12.5, first.id, 0.000001]);
       assert.equal((await balanceOf(t)).balance, 0.000001);
+      // The database refuses to change an entry, whoever asks.
+      await assert.rejects(service.ctx.db.execute(sql`update billing_ledger set amount_micros = 0 where id = ${first.id}::uuid`), (error: Error) => /append-only/.test(String((error.cause as Error | undefined)?.message ?? error.message)));
+      assert.equal((await transactionsOf(t)).find((e) => e.id === first.id).amount, 12.5);
     });
   });
 
@@ -278,6 +279,21 @@ forEachEngine('billing', (engine) => {
       assert.ok(balance.last_recharge);
       const recharges = (await transactionsOf(t)).filter((e) => e.type === 'auto_recharge');
       assert.equal(recharges.length, 2);
+    });
+
+    test('auto-recharge: 20 debits at once below the threshold start one recharge, not one each', async () => {
+      const t = await createTenant(service, 'recharge-race');
+      const checkout = await call(service, 'POST', `${base(t)}/credits`, { token: t.apiKey, json: { success_url: 'https://app.example/ok', cancel_url: 'https://app.example/no', quantity: 20 } });
+      await post(checkout.body.checkout_url, { action: 'confirm', card: '4242424242424242' });
+      assert.equal((await call(service, 'POST', `${base(t)}/recharge`, { token: t.apiKey, json: { enabled: true, amount: 10, threshold: 15, monthly_budget: 100 } })).status, 200);
+      // Each debit leaves the balance below the threshold, in 20 concurrent transactions.
+      await Promise.all(Array.from({ length: 20 }, (_v, i) => adjust(service.ctx, t.projectId, BigInt(micros(-0.5)), `race-${i}`, 'spend')));
+      await eventually(async () => (await balanceOf(t)).balance === 20);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const attempts = rowsOf<{ n: number }>(await service.ctx.db.execute(sql`select count(*)::int as n from billing_recharges where project_id = ${t.projectId}::uuid`));
+      assert.equal(attempts[0]!.n, 1, 'one recharge attempt');
+      assert.equal((await transactionsOf(t)).filter((e) => e.type === 'auto_recharge').length, 1);
+      assert.equal((await balanceOf(t)).balance, 20, '20 − 10 + 10');
     });
 
     test('auto-recharge: repeated failures pause it, with the reason in the balance', async () => {

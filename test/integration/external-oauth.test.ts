@@ -15,7 +15,7 @@ forEachEngine('external OAuth registrations', (engine) => {
   let service: TestService;
   let tenant: Tenant;
   before(async () => {
-    service = await startTestService(engine, {}, { ownDatabase: true });
+    service = await startTestService(engine);
     tenant = await createTenant(service, 'xoauth');
   });
   after(() => service?.stop());

@@ -52,7 +52,7 @@ forEachEngine('feeds', (engine) => {
     // A file per second, or per 5 messages; webhooks to the receiver on loopback.
     // Its own database: the flush settings apply to the jobs of this service's publishes only if no
     // other test file's worker runs them.
-    service = await startTestService(engine, { ATRIUM_FEEDS_FLUSH_SECONDS: '1', ATRIUM_FEEDS_FLUSH_MESSAGES: '5', ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true' }, { ownDatabase: true });
+    service = await startTestService(engine, { ATRIUM_FEEDS_FLUSH_SECONDS: '1', ATRIUM_FEEDS_FLUSH_MESSAGES: '5', ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true' });
     tenant = await createTenant(service, 'feeds');
     sdk = new Meshagent({ baseUrl: service.url, token: tenant.apiKey });
   });

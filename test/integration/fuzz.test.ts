@@ -44,7 +44,7 @@ forEachEngine('fuzz over the route table', (engine) => {
 
   before(async () => {
     // No background work: every row change must come from a request.
-    service = await startTestService(engine, {}, { workers: () => [], ownDatabase: true });
+    service = await startTestService(engine, {}, { workers: () => [] });
     a = await createTenant(service, 'fuzz-a');
     b = await createTenant(service, 'fuzz-b');
     const revoked = await call(service, 'POST', `/accounts/projects/${a.projectId}/api-keys`, { token: a.apiKey, json: { name: 'revoked' } });

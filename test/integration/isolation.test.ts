@@ -34,7 +34,7 @@ forEachEngine('tenant isolation walk', (engine) => {
 
   before(async () => {
     // No background work: every row change must come from a request.
-    service = await startTestService(engine, {}, { workers: () => [], ownDatabase: true });
+    service = await startTestService(engine, {}, { workers: () => [] });
     [a, b, c] = [await createTenant(service, 'walk-a'), await createTenant(service, 'walk-b'), await createTenant(service, 'walk-c')];
     aValues = await createFixtures(service, a);
     bValues = await createFixtures(service, b);

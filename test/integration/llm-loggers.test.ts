@@ -32,7 +32,7 @@ forEachEngine('LLM loggers', (engine) => {
       ATRIUM_ANTHROPIC_API_KEY: 'sk-operator',
       ATRIUM_FEEDS_FLUSH_SECONDS: '1',
       ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true',
-    }, { ownDatabase: true }); // the flush window is decided by whichever worker copies the call
+    });
 
     tenant = await createTenant(service, 'loggers');
     sdk = new Meshagent({ baseUrl: service.url, token: tenant.apiKey });

@@ -10,7 +10,6 @@ import postgres from 'postgres';
 import { createUser } from '../../src/modules/users/service.ts';
 import { findUserByEmail, updateUser } from '../../src/modules/users/store.ts';
 import { adapterClass } from '../../src/oauth/adapter.ts';
-import { pgUrl } from '../support/env.ts';
 import { call, forEachEngine, type Tenant, type TestService } from '../support/service.ts';
 import {
   EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, findForm, insertClient, linkIn, mailCount, oauthError, pageError, signInAndConsent,
@@ -174,7 +173,7 @@ forEachEngine('oauth security', (engine) => {
     // their consume, after both have read the code; released, exactly one consume wins.
     test('two redemptions held at the consume of one code: one token, and the grant revoked', async () => {
       const { code, request } = await freshCode();
-      const sql = postgres(pgUrl!, { max: 2, onnotice: () => {} });
+      const sql = postgres(service.ctx.config.databaseUrl!, { max: 2, onnotice: () => {} });
       try {
         // An object, not the array itself: postgres.js awaits an array a transaction returns before
         // committing, and these requests wait for the commit.
@@ -411,8 +410,6 @@ forEachEngine('oauth attempt limits', (engine) => {
     ({ service, tenant, client, config } = await startOAuthService(engine, {
       env: { ...EMAIL_LOGIN_ENV, ATRIUM_SIGNIN_LIMIT_PER_ACCOUNT: '3', ATRIUM_SIGNIN_LIMIT_PER_IP: '8' },
       tenant: 'limits',
-      // The per-IP counters live in the database, and every test file signs in from 127.0.0.1.
-      ownDatabase: true,
     }));
   });
   after(() => service?.stop());

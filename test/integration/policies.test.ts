@@ -20,7 +20,7 @@ forEachEngine('resource policies', (engine) => {
   let tenant: Tenant;
 
   before(async () => {
-    service = await startTestService(engine, {}, { ownDatabase: true });
+    service = await startTestService(engine);
     tenant = await createTenant(service, 'policies');
   });
   after(() => service?.stop());

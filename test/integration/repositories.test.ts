@@ -19,7 +19,7 @@ forEachEngine('repositories', (engine) => {
   let verify: (token: string) => Promise<RegistryClaims>;
 
   before(async () => {
-    service = await startTestService(engine, { ATRIUM_REGISTRY_SERVICE: REGISTRY }, { ownDatabase: true });
+    service = await startTestService(engine, { ATRIUM_REGISTRY_SERVICE: REGISTRY });
     tenant = await createTenant(service, 'repos');
     const jwks = createRemoteJWKSet(new URL(`${service.url}/.well-known/jwks.json`));
     verify = async (token) => (await jwtVerify<RegistryClaims>(token, jwks, { issuer: service.url, audience: REGISTRY, algorithms: ['ES256'] })).payload;

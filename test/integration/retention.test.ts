@@ -27,7 +27,7 @@ forEachEngine('retention', (engine) => {
   let schedules: Map<string, Schedule>;
   before(async () => {
     // A database of its own: the injected clock makes every row of other test files old.
-    service = await startTestService(engine, { ATRIUM_RETENTION_DAYS: '30', ATRIUM_RETENTION_BATCH_SIZE: '2' }, { workers: () => [], ownDatabase: true });
+    service = await startTestService(engine, { ATRIUM_RETENTION_DAYS: '30', ATRIUM_RETENTION_BATCH_SIZE: '2' }, { workers: () => [] });
     tenant = await createTenant(service, 'retention');
     schedules = new Map(modules.flatMap((m) => m.schedules?.(service.ctx) ?? []).map((s) => [s.name, s]));
   });

@@ -1,10 +1,11 @@
 // Sessions on both engines, driven through a fake room server that follows docs/room-servers.md:
 // reports (start, end, participants) with a `room_server` key, the read API, terminate round trips
 // through the outbox to the room server and back (and its timeout and retries), OTLP telemetry from
-// the official exporters (JSON and protobuf) landing in the right session, OTLP's error and
-// partial-success semantics, the per-session bound, idempotent resends and pruning.
+// the official exporters (JSON and protobuf) landing in the right session, OTLP's error, back-off (429)
+// and partial-success semantics, the per-session bound, idempotent resends and pruning.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { pruneTelemetry } from '../../src/modules/sessions/telemetry.ts';
@@ -294,6 +295,29 @@ forEachEngine('sessions', (engine) => {
       const readOnly = await call(service, 'POST', `${project}/api-keys`, { token: tenant.apiKey, json: { name: 'reader', roles: ['session_inventory'] } });
       assert.equal((await call(service, 'POST', '/otlp/v1/metrics', { token: readOnly.body.value, json: {} })).status, 403);
       assert.deepEqual((await post('metrics', {})).body, {}, 'an empty export is a success');
+    });
+
+    test('more exports at once than an instance ingests: 429 with Retry-After, as google.rpc.Status; accepted again once they end', async () => {
+      // Exports whose bodies never finish hold their places (counted after authentication, before the body).
+      const url = new URL('/otlp/v1/traces', service.url);
+      const held = Array.from({ length: 32 }, () => {
+        const req = httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${tenant.apiKey}`, 'content-type': 'application/json', 'content-length': '1000' } });
+        req.on('error', () => {});
+        req.write('{"resourceSpans": [');
+        return req;
+      });
+      try {
+        const refused = await eventually(async () => {
+          const r = await call(service, 'POST', '/otlp/v1/traces', { token: tenant.apiKey, json: { resourceSpans: [] } });
+          return r.status === 429 ? r : undefined;
+        });
+        assert.equal(refused.headers.get('retry-after'), '1');
+        assert.equal(refused.body.code, 8, 'RESOURCE_EXHAUSTED');
+        assert.match(refused.body.message, /^rate_limited: /);
+      } finally {
+        for (const req of held) req.destroy();
+      }
+      await eventually(async () => (await call(service, 'POST', '/otlp/v1/traces', { token: tenant.apiKey, json: { resourceSpans: [] } })).status === 200);
     });
 
     test('a session keeps at most the bound of each kind; pruning deletes what is older than the retention', async () => {

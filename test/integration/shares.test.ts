@@ -15,7 +15,7 @@ forEachEngine('shares', (engine) => {
   let service: TestService;
   let tenant: Tenant;
   before(async () => {
-    service = await startTestService(engine, {}, { ownDatabase: true });
+    service = await startTestService(engine);
     tenant = await createTenant(service, 'shares');
   });
   after(() => service?.stop());

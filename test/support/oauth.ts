@@ -68,8 +68,8 @@ export interface OAuthService {
 }
 
 /** A test service with a tenant, one OAuth client of the tenant's project, and that client's openid-client configuration. */
-export async function startOAuthService(engine: Engine, options: { env: Record<string, string>; tenant: string; client?: ClientOptions; ownDatabase?: boolean }): Promise<OAuthService> {
-  const service = await startTestService(engine, options.env, { ownDatabase: options.ownDatabase ?? false });
+export async function startOAuthService(engine: Engine, options: { env: Record<string, string>; tenant: string; client?: ClientOptions }): Promise<OAuthService> {
+  const service = await startTestService(engine, options.env);
   try {
     const tenant = await createTenant(service, options.tenant);
     const client = await insertClient(service, tenant.projectId, options.client);

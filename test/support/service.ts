@@ -1,7 +1,7 @@
 // Starts a real Atrium service for integration tests, on PGlite (temp data dir) or on the throwaway
 // PostgreSQL cluster of test/run.ts, and offers a tiny HTTP client and fixtures.
-import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,8 @@ import postgres from 'postgres';
 import type { FastifyBaseLogger } from 'fastify';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { startService, type Background, type RunningService } from '../../src/main.ts';
+import { openDatabase } from '../../src/platform/db/engine.ts';
+import { migrate, migrationsDir } from '../../src/platform/db/migrate.ts';
 import type { AppContext } from '../../src/context.ts';
 import { createApiKey } from '../../src/modules/api-keys/service.ts';
 import { createProject } from '../../src/modules/projects/service.ts';
@@ -22,7 +24,7 @@ export const ENGINES: Engine[] = ['pglite', 'postgres'];
 
 export interface TestService extends RunningService {
   dataDir: string;
-  /** Whether no other service uses its database (always on PGlite; asked for on PostgreSQL). */
+  /** Whether no other service uses its database: always, unless the test named a database in `env`. */
   ownDatabase: boolean;
   stop(): Promise<void>;
 }
@@ -40,8 +42,8 @@ export function testConfig(engine: Engine, dataDir: string, env: Record<string, 
     ATRIUM_LOG_LEVEL: 'warn',
     // Mailboxes need a domain the operator allows; tests claim addresses under this one.
     ATRIUM_MAIL_DOMAINS: TEST_MAIL_DOMAIN,
-    // Every test calls from 127.0.0.1 and the counters are shared through the database: these
-    // limits are tested on databases of their own (cluster-limits.test.ts).
+    // Every test calls from 127.0.0.1, many times per file: these limits have tests of their own
+    // (cluster-limits.test.ts).
     ATRIUM_TOKEN_LIMIT_PER_IP: '999999',
     ATRIUM_DEVICE_LIMIT_PER_IP: '999999',
     // Instances sharing one PostgreSQL must share the key that encrypts stored secrets.
@@ -55,31 +57,84 @@ export interface TestServiceOptions {
   workers?: (ctx: AppContext) => Background[];
   /** Runs after the service stopped, or when it failed to start (e.g. drop a database). */
   cleanup?: () => Promise<void>;
-  /**
-   * A database of its own on PostgreSQL (PGlite always has one), for tests that read the whole
-   * database, and for tests whose settings change what background jobs do (e.g. the feeds' flush
-   * window): test files running side by side share the cluster's default database, and any of
-   * their services' workers may run a job, with its own settings.
-   */
-  ownDatabase?: boolean;
   /** The service's logger (e.g. one writing to memory, to read what was logged). */
   log?: FastifyBaseLogger;
 }
 
-/** A fresh database on the test cluster (postgres), or nothing to set (PGlite has its own dir). */
+const databaseUrl = (name: string) => {
+  const url = new URL(pgUrl!);
+  url.pathname = `/${name}`;
+  return url.toString();
+};
+
+/** 55006 object_in_use: the template is being copied or built by another test file; try again. */
+const IN_USE = '55006';
+
+let template: Promise<string> | undefined;
+
+/**
+ * A database migrated once for every test run of this code (named by a hash of the migrations, so a
+ * cluster reused across changes gets a new one), from which each service's database is copied:
+ * `create database … template` takes tens of milliseconds where migrating takes about half a second.
+ * Test files build it under an advisory lock, so exactly one does, the others wait and reuse it.
+ */
+function migratedTemplate(): Promise<string> {
+  template ??= (async () => {
+    const files = readdirSync(migrationsDir).filter((f) => f.endsWith('.sql')).sort();
+    const hash = createHash('sha256');
+    for (const file of files) hash.update(file).update(readFileSync(join(migrationsDir, file)));
+    const name = `atrium_template_${hash.digest('hex').slice(0, 16)}`;
+    const admin = postgres(pgUrl!, { max: 1, onnotice: () => {} });
+    try {
+      await admin`select pg_advisory_lock(72616001)`;
+      const [exists] = await admin`select 1 from pg_database where datname = ${name}`;
+      if (!exists) {
+        // Built under another name and renamed when complete: a run that dies half-way leaves no template.
+        const building = `${name}_building`;
+        await admin.unsafe(`drop database if exists ${building} with (force)`);
+        await admin.unsafe(`create database ${building}`);
+        const database = await openDatabase({ databaseUrl: databaseUrl(building), dataDir: tmpdir(), poolSize: 1, backgroundPoolSize: 1 });
+        try {
+          await migrate(database);
+        } finally {
+          await database.close();
+        }
+        await admin.unsafe(`alter database ${building} rename to ${name}`);
+      }
+    } finally {
+      await admin.end({ timeout: 5 });
+    }
+    return name;
+  })();
+  return template;
+}
+
+/**
+ * A fresh, migrated database on the test cluster (postgres), or nothing to set (PGlite has its own
+ * dir). Every test service gets one: test files run side by side, and on a shared database any
+ * service's job worker could run another's jobs with its own settings (a flush window, a price
+ * list, a payment provider), and whole-database checks would see other files' writes.
+ */
 export async function isolatedDatabase(engine: Engine): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
   if (engine === 'pglite') return { env: {}, drop: async () => {} };
+  const from = await migratedTemplate();
   const name = `atrium_own_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
   const admin = postgres(pgUrl!, { max: 1, onnotice: () => {} });
   try {
-    await admin.unsafe(`create database ${name}`);
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await admin.unsafe(`create database ${name} template ${from}`);
+        break;
+      } catch (error) {
+        if ((error as { code?: string }).code !== IN_USE || attempt === 50) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+      }
+    }
   } finally {
     await admin.end({ timeout: 5 });
   }
-  const url = new URL(pgUrl!);
-  url.pathname = `/${name}`;
   return {
-    env: { DATABASE_URL: url.toString() },
+    env: { DATABASE_URL: databaseUrl(name) },
     async drop() {
       const sql = postgres(pgUrl!, { max: 1, onnotice: () => {} });
       try {
@@ -95,7 +150,8 @@ export async function isolatedDatabase(engine: Engine): Promise<{ env: Record<st
 export async function startTestService(engine: Engine, env: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
   const log = options.log ?? pino({ level: process.env.ATRIUM_TEST_LOG_LEVEL ?? 'error' }) as unknown as FastifyBaseLogger;
-  const database = options.ownDatabase ? await isolatedDatabase(engine) : undefined;
+  // A database of its own, unless the test names one (services sharing a database on purpose).
+  const database = env.DATABASE_URL === undefined ? await isolatedDatabase(engine) : undefined;
   const cleanup = async () => {
     rmSync(dataDir, { recursive: true, force: true });
     await database?.drop();

@@ -134,7 +134,7 @@ const VOLATILE_TABLES = new Set(['schema_migrations', 'rate_limits']);
 /** One digest of every row of every table: equal before and after means nothing was written. */
 export async function fingerprint(service: TestService): Promise<string> {
   // On a shared database, other test files' writes would show up as this request's.
-  if (!service.ownDatabase) throw new Error('fingerprint needs a service started with { ownDatabase: true }');
+  if (!service.ownDatabase) throw new Error('fingerprint needs a service with a database of its own (one started without a DATABASE_URL in env)');
   const db = service.ctx.db;
   const tables = rowsOf<{ name: string }>(await db.execute(sql`select tablename as name from pg_tables where schemaname = 'public' order by tablename`))
     .map((t) => t.name).filter((name) => !VOLATILE_TABLES.has(name));

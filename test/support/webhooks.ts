@@ -126,7 +126,7 @@ export type WebhookTestService = TestService;
  * `() => []` to drive a worker by hand with an injected clock).
  */
 export async function startWebhookService(engine: Engine, env: Record<string, string> = {}, workers?: (ctx: AppContext) => Background[]): Promise<WebhookTestService> {
-  return startTestService(engine, { ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true', ...env }, { ...(workers ? { workers } : {}), ownDatabase: true });
+  return startTestService(engine, { ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true', ...env }, workers ? { workers } : {});
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -359,6 +359,9 @@ export async function chargeRecharge(ctx: AppContext, db: Db, projectId: string,
     ? await billingState(ctx).provider.chargeSavedMethod(recharge.method, amount, `recharge:${recharge.id}`)
     : { status: 'failed' as const, providerRef: '', error: 'No saved payment method: buy credits once to save a card' };
   return async (tx) => {
+    // The wallet first, as every ledger write takes it: a debit in flight holds it and then waits
+    // for this recharge's row (its own recharge check); the other order deadlocked.
+    await store.lockWallets(tx, [projectId]);
     const [settled] = await rows<{ id: string }>(tx, sql`
       update billing_recharges set status = ${result.status}, provider_ref = ${result.providerRef || null}, error = ${result.error ?? null}, settled_at = now()
       where id = ${recharge.id}::uuid and status = 'pending' returning id::text`);

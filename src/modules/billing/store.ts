@@ -49,10 +49,7 @@ export async function postEntries(tx: Db, entries: readonly NewEntry[]): Promise
     if (!unique.has(key)) unique.set(key, { entry, id: randomUUID() });
   }
   if (unique.size === 0) return [];
-  const projects = [...new Set(entries.map((e) => e.projectId))].sort();
-  await tx.execute(sql`
-    insert into billing_wallets (project_id) select p::uuid from jsonb_array_elements_text(${JSON.stringify(projects)}::jsonb) p
-    on conflict (project_id) do update set updated_at = now()`);
+  await lockWallets(tx, entries.map((e) => e.projectId));
   const input = JSON.stringify([...unique.values()].map(({ entry: e, id }, n) => ({
     n, id, project_id: e.projectId, entry_type: e.type, amount_micros: e.amountMicros.toString(), idempotency_key: e.idempotencyKey,
     reference: e.reference ?? null, reference_type: e.referenceType ?? null, description: e.description, reverses_entry_id: e.reversesEntryId ?? null,
@@ -103,6 +100,19 @@ export async function listEntries(db: Db, projectId: string, limit: number, offs
 export interface WalletRow {
   balance: bigint;
   reserved: bigint;
+}
+
+/**
+ * Locks the projects' wallet rows (creating missing ones) until the transaction ends, in id order.
+ * Every transaction that posts to the ledger takes them first, before any other billing row, so that
+ * two of them cannot deadlock: a debit's auto-recharge check and a recharge's settlement both wait
+ * for the wallet, then go on alone.
+ */
+export async function lockWallets(tx: Db, projectIds: readonly string[]): Promise<void> {
+  const projects = [...new Set(projectIds)].sort();
+  await tx.execute(sql`
+    insert into billing_wallets (project_id) select p::uuid from jsonb_array_elements_text(${JSON.stringify(projects)}::jsonb) p
+    on conflict (project_id) do update set updated_at = now()`);
 }
 
 export async function wallet(db: Db, projectId: string): Promise<WalletRow> {
