@@ -6,11 +6,12 @@
 // usage record per call that billing prices.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, test } from 'node:test';
+import { after, afterEach, before, describe, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import * as oidc from 'openid-client';
+import { verifyLedger } from '../../src/modules/billing/service.ts';
 import { recordCalls } from '../../src/modules/llm-proxy/store.ts';
 import { rowsOf } from '../../src/platform/jobs/outbox.ts';
 import { EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, insertClient, signInAndConsent, type TestClient } from '../support/oauth.ts';
@@ -62,6 +63,8 @@ forEachEngine('LLM proxy', (engine) => {
     await service?.stop();
     await upstream?.close();
   });
+  // Every call is priced (default prices): the books hold after each test.
+  afterEach(async () => assert.deepEqual([...await verifyLedger(service.ctx.db)], []));
 
   const openai = (apiKey: string, headers: Record<string, string> = {}) => new OpenAI({ apiKey, baseURL: `${service.url}/openai/v1`, maxRetries: 0, defaultHeaders: headers });
   const anthropic = (options: { apiKey?: string; authToken?: string; headers?: Record<string, string> }) =>
