@@ -94,7 +94,7 @@ forEachEngine('api keys', (engine) => {
     test('a revoked key stops working on a second instance within the cache lifetime', async () => {
       const fast = { ATRIUM_AUTH_CACHE_SECONDS: '1' };
       const first = await startTestService(engine, fast);
-      const second = await startTestService(engine, fast);
+      const second = await startTestService(engine, { ...fast, DATABASE_URL: first.ctx.config.databaseUrl! });
       try {
         const t = await createTenant(first, 'two-instances');
         const created = await call(first, 'POST', keys(t), { token: t.apiKey, json: { name: 'shared' } });

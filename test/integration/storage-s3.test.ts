@@ -19,7 +19,7 @@ describe('project storage on S3, two instances', () => {
     s3 = await startLocalS3();
     const env = { ...s3.env, ATRIUM_S3_PREFIX: 'instances/' };
     a = await startTestService('postgres', env);
-    b = await startTestService('postgres', env);
+    b = await startTestService('postgres', { ...env, DATABASE_URL: a.ctx.config.databaseUrl! });
     tenant = await createTenant(a, 's3');
   });
   after(async () => {
@@ -63,7 +63,7 @@ describe('project storage on S3, two instances', () => {
 
   test('a body over ATRIUM_MAX_UPLOAD_BYTES is refused with 413 on S3 too, leaving nothing', async (t) => {
     if (!requireOrSkip(t, pgUrl !== undefined, 'PostgreSQL')) return;
-    const small = await startTestService('postgres', { ...s3.env, ATRIUM_S3_PREFIX: 'instances/', ATRIUM_MAX_UPLOAD_BYTES: '1000' });
+    const small = await startTestService('postgres', { ...s3.env, ATRIUM_S3_PREFIX: 'instances/', ATRIUM_MAX_UPLOAD_BYTES: '1000', DATABASE_URL: a.ctx.config.databaseUrl! });
     try {
       const up = await call(small, 'POST', storage('/upload?path=limit.bin'), { token: tenant.apiKey, body: randomBytes(5000), headers: { 'content-type': 'application/octet-stream' } });
       assert.equal(up.status, 413);

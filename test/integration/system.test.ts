@@ -113,7 +113,7 @@ forEachEngine('system endpoints', (engine) => {
 
   if (engine === 'postgres') {
     test('an instance with another secret key than its peers refuses to start, saying why', async () => {
-      await assert.rejects(startTestService(engine, { ATRIUM_SECRET_KEY: Buffer.alloc(32, 9).toString('base64') }), /same ATRIUM_SECRET_KEY/);
+      await assert.rejects(startTestService(engine, { DATABASE_URL: service.ctx.config.databaseUrl!, ATRIUM_SECRET_KEY: Buffer.alloc(32, 9).toString('base64') }), /same ATRIUM_SECRET_KEY/);
     });
   }
 
