@@ -295,6 +295,10 @@ export const SETTINGS = {
       default: rule('unset: the shipped list prices (`src/modules/billing/prices.default.json`)', () => undefined),
       description: 'A JSON price list (per provider, model and usage type, with effective dates, and the proxy surcharge rate) that replaces the shipped one: see docs/billing.md.',
     }),
+    pricingDelayMs: setting({
+      env: 'ATRIUM_BILLING_PRICING_DELAY_MS', group: BILLING, kind: integer(0, 60_000, { unit: 'milliseconds' }), default: '1000',
+      description: 'How long a finished LLM call or session waits before it is priced, without waking a worker, so that the calls of that time are priced together in one settlement instead of one each (docs/billing.md). 0 prices each at once. A call\'s reservation is held until then.',
+    }),
     enforced: setting({
       env: 'ATRIUM_BILLING_ENFORCED', group: BILLING, kind: boolean(), default: 'false',
       description: 'Admit LLM proxy calls only while the project\'s balance, minus what its calls in flight reserved, is above zero (402 otherwise). Off by default, so a fresh server\'s proxy works before anyone buys credits; usage is priced and debited either way.',

@@ -11,7 +11,7 @@ import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { openDatabase, type Database } from '../../src/platform/db/engine.ts';
 import { migrate } from '../../src/platform/db/migrate.ts';
-import { claimJobs, enqueue, enqueueWithSql, jobsTable, rowsOf, settleJobs, type ClaimedJob, type JobSettlement } from '../../src/platform/jobs/outbox.ts';
+import { claimJobs, enqueue, enqueueWithSql, JOBS_CHANNEL, jobsTable, rowsOf, settleJobs, type ClaimedJob, type JobSettlement } from '../../src/platform/jobs/outbox.ts';
 import { JobWorker, recordTogether, type JobHandler, type JobResult, type JobWorkerOptions, type RecordWriter } from '../../src/platform/jobs/worker.ts';
 import { FakeClock } from '../support/clock.ts';
 import { forEachEngine, isolatedDatabase } from '../support/service.ts';
@@ -274,6 +274,25 @@ forEachEngine('jobs outbox', (engine) => {
     } finally {
       await a.stop();
       await b.stop();
+    }
+  });
+
+  test('only jobs due now wake workers: one due later sends no notification', async () => {
+    const t = topic();
+    const heard: string[] = [];
+    const unlisten = await database.listen(JOBS_CHANNEL, (payload) => heard.push(payload));
+    try {
+      await sleep(100); // LISTEN is in place
+      await database.db.transaction((tx) => enqueue(tx, { topic: t, key: 'later', runAt: new Date(Date.now() + 60_000) }));
+      await database.db.execute(enqueueWithSql(sql`base as (select 1)`, sql`select ${t}::text as topic, 'later-too'::text as key, '{}'::jsonb as payload, now() + interval '1 minute' as run_at`, undefined, { runAt: true }));
+      await sleep(300);
+      assert.deepEqual(heard.filter((h) => h === t), [], 'jobs due in a minute woke nobody');
+      await database.db.transaction((tx) => enqueue(tx, { topic: t, key: 'now' }));
+      const deadline = Date.now() + 3000;
+      while (!heard.includes(t) && Date.now() < deadline) await sleep(10);
+      assert.deepEqual(heard.filter((h) => h === t), [t], 'a job due now notifies once');
+    } finally {
+      await unlisten();
     }
   });
 

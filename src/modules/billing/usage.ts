@@ -1,6 +1,7 @@
 // Pricing LLM proxy calls and room sessions: a consumer of `llm.call.completed` (and, when a price
 // covers session minutes, of `room.ended`) that, in the statement writing the event, queues one
-// pricing job per call or session (keyed by the event, so it is queued once); the job posts the
+// pricing job per call or session (keyed by the event, so it is queued once), due
+// ATRIUM_BILLING_PRICING_DELAY_MS later so that a settlement prices many at once; the job posts the
 // usage debit, rollup lines and reservation release in the transaction that settles it, and the
 // ledger's idempotency key (`usage:<request id>`, `usage:session:<session id>`) makes a replay
 // change nothing.
@@ -20,6 +21,7 @@ export const SESSION_PRICE_TOPIC = 'billing.price-session';
 export function usageFanout(ctx: AppContext): EventConsumer {
   // Sessions are priced only when the price list has a price for their minutes: no job otherwise.
   const sessions = pricesSessions(billingState(ctx).prices);
+  const gatherMs = ctx.config.billing.pricingDelayMs;
   return {
     name: 'billing',
     fanout: (event) => {
@@ -28,6 +30,7 @@ export function usageFanout(ctx: AppContext): EventConsumer {
           wants: sql`true`,
           jobs: sql`select ${PRICE_TOPIC}::text as topic, event.id::text as key,
             jsonb_build_object('project_id', event.project_id, 'call', event.data) as payload from event`,
+          gatherMs,
         };
       }
       if (sessions && event.definition.type === ROOM_ENDED_EVENT) {
@@ -35,6 +38,7 @@ export function usageFanout(ctx: AppContext): EventConsumer {
           wants: sql`true`,
           jobs: sql`select ${SESSION_PRICE_TOPIC}::text as topic, event.id::text as key,
             jsonb_build_object('project_id', event.project_id, 'session_id', event.data->>'session_id') as payload from event`,
+          gatherMs,
         };
       }
       return { wants: sql`false` };

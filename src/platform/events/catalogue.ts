@@ -48,6 +48,12 @@ export interface EventFanout {
   after?: SQL;
   /** A select of outbox jobs `(topic text, key text, payload jsonb)` over `after`. */
   jobs?: SQL;
+  /**
+   * Its jobs fall due this long after the event, and wake no worker when written: a worker finds
+   * them at its next look (its poll, or another wake-up) and runs the jobs gathered by then in one
+   * settlement (`recordTogether`). For per-event work that is cheaper in bulk than one by one.
+   */
+  gatherMs?: number;
 }
 
 export interface EventConsumer {

@@ -84,7 +84,10 @@ export class Events {
     const fanouts = this.#consumers.map((c) => c.fanout(pending));
     const before = [source.ctes, ...fanouts.map((f) => f.before)].filter((s): s is SQL => s !== undefined);
     const after = fanouts.map((f) => f.after).filter((s): s is SQL => s !== undefined);
-    const jobs = fanouts.map((f) => f.jobs).filter((s): s is SQL => s !== undefined);
+    // Every consumer's jobs with their due time: now, or `gatherMs` from now.
+    const jobs = fanouts.flatMap((f) => (f.jobs === undefined ? [] : [
+      sql`select topic, key, payload, ${f.gatherMs ? sql`now() + ${`${f.gatherMs} milliseconds`}::interval` : sql`null::timestamptz`} as run_at from (${f.jobs}) as j`,
+    ]));
     const wants = fanouts.length > 0 ? sql.join(fanouts.map((f) => sql`(${f.wants})`), sql` or `) : sql`false`;
     const ctes = sql.join([
       ...before,
@@ -98,8 +101,8 @@ export class Events {
     ], sql`,\n`);
     const jobSelect = jobs.length > 0
       ? sql.join(jobs.map((j) => sql`(${j})`), sql` union all `)
-      : sql`select null::text as topic, null::text as key, null::jsonb as payload where false`;
-    const statement = enqueueWithSql(ctes, jobSelect, sql`(select count(*) from event)::int as stored${source.result ? sql`, ${source.result}` : sql``}`);
+      : sql`select null::text as topic, null::text as key, null::jsonb as payload, null::timestamptz as run_at where false`;
+    const statement = enqueueWithSql(ctes, jobSelect, sql`(select count(*) from event)::int as stored${source.result ? sql`, ${source.result}` : sql``}`, { runAt: true });
     const row = rowsOf<Record<string, unknown>>(await db.execute(statement))[0]!;
     return { stored: Number(row.stored), row };
   }

@@ -1,7 +1,8 @@
 // The transactional outbox: jobs are rows written by `enqueue` inside the caller's transaction, so
 // the work to do commits (or rolls back) together with the change that caused it. The same
-// statement sends a NOTIFY, which PostgreSQL delivers on commit to every instance listening (PGlite
-// in-process), so an idle worker starts at once instead of at its next poll.
+// statement sends a NOTIFY for the jobs due at once, which PostgreSQL delivers on commit to every
+// instance listening (PGlite in-process), so an idle worker starts at once instead of at its next
+// poll. A job due later wakes nobody: a worker finds it when it next looks (poll or another wake-up).
 //
 // The SQL the worker runs on these rows (claim, renew, finish) lives here as well, so the table has
 // one owner.
@@ -55,7 +56,7 @@ export async function enqueue(tx: Db, jobs: NewJob | readonly NewJob[], options:
     ? sql`do update set run_at = excluded.run_at, payload = excluded.payload, status = 'pending', last_error = null, lease_token = null
           where jobs.lease_token is null or jobs.run_at < now()`
     : sql`do nothing`;
-  // One round trip: insert, then notify once per topic (PostgreSQL folds duplicates per transaction).
+  // One round trip: insert, then notify once per topic due now (PostgreSQL folds duplicates per transaction).
   const result = await tx.execute(sql`
     with input as (
       select * from jsonb_to_recordset(${input}::jsonb) as x(topic text, key text, payload jsonb, run_at timestamptz)
@@ -64,10 +65,10 @@ export async function enqueue(tx: Db, jobs: NewJob | readonly NewJob[], options:
       insert into jobs (topic, key, payload, run_at)
       select topic, key, payload, coalesce(run_at, now()) from input
       on conflict (topic, key) where key is not null ${onConflict}
-      returning topic
+      returning topic, run_at
     ),
     notified as (
-      select pg_notify(${JOBS_CHANNEL}, topic) from (select distinct topic from written) t
+      select pg_notify(${JOBS_CHANNEL}, topic) from (select distinct topic from written where run_at <= now()) t
     )
     select (select count(*) from written)::int as written, (select count(*) from notified)::int as notified`);
   return Number(rowsOf<{ written: number }>(result)[0]?.written ?? 0);
@@ -77,8 +78,8 @@ export async function enqueue(tx: Db, jobs: NewJob | readonly NewJob[], options:
  * Enqueueing in the same statement as the caller's own writes, for hot paths where a round trip
  * matters: `ctes` are the caller's WITH items (they may insert and return rows), `jobs` is a
  * select over them yielding (topic, key, payload) rows, each due now — or, with `runAt`,
- * (topic, key, payload, run_at) rows, due at run_at (now when null). Keyed duplicates are skipped,
- * as with `enqueue`. The statement returns one row: {written, notified}, plus the caller's `extra`
+ * (topic, key, payload, run_at) rows, due at run_at (now when null; only jobs due now notify).
+ * Keyed duplicates are skipped, as with `enqueue`. The statement returns one row: {written, notified}, plus the caller's `extra`
  * columns (a select list over the CTEs) when given.
  */
 export function enqueueWithSql(ctes: SQL, jobs: SQL, extra?: SQL, options: { runAt?: boolean } = {}): SQL {
@@ -88,10 +89,10 @@ export function enqueueWithSql(ctes: SQL, jobs: SQL, extra?: SQL, options: { run
       insert into jobs (topic, key, payload, run_at)
       select topic, key, payload, ${options.runAt ? sql`coalesce(run_at, now())` : sql`now()`} from (${jobs}) as j
       on conflict (topic, key) where key is not null do nothing
-      returning topic
+      returning topic, run_at
     ),
     notified as (
-      select pg_notify(${JOBS_CHANNEL}, topic) from (select distinct topic from written) t
+      select pg_notify(${JOBS_CHANNEL}, topic) from (select distinct topic from written where run_at <= now()) t
     )
     select (select count(*) from written)::int as written, (select count(*) from notified)::int as notified${extra ? sql`, ${extra}` : sql``}`;
 }
