@@ -9,7 +9,8 @@
 //   - at a model's pace: the plain and streamed pairs again with a fake model that takes
 //     BENCH_LLM_THINK_MS (250, ± 20 % so that the callers do not move in lockstep) to answer, as
 //     real ones do, so that 50 callers keep 50 calls in flight instead of saturating the machine:
-//     the latency the proxy adds to a call, not its throughput.
+//     the latency the proxy adds to a call, not its throughput. The plain calls' added latency is
+//     taken per call, less the time the model says it took (`openai-processing-ms`).
 // Every proxied call also writes its usage record (after the answer), as in production.
 import { request } from 'undici';
 import { startFakeUpstream } from '../test/support/llm-upstream.ts';
@@ -24,6 +25,27 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 const round2 = (n: number) => Math.round(n * 100) / 100;
+
+/**
+ * `callers` loops of plain calls to a `fake-wait-*` model for `seconds`; each call's latency less
+ * the time the model took (its `openai-processing-ms`): what the hops added, jitter removed.
+ */
+async function pacedOverheads(url: string, headers: Record<string, string>, callers: number, seconds: number): Promise<number[]> {
+  const until = performance.now() + seconds * 1000;
+  const samples: number[] = [];
+  await Promise.all(Array.from({ length: callers }, async () => {
+    while (performance.now() < until) {
+      const started = performance.now();
+      const response = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: chatBody(PACED_MODEL) });
+      await response.body.arrayBuffer();
+      const took = performance.now() - started;
+      const processing = Number(response.headers['openai-processing-ms']);
+      if (!Number.isFinite(processing)) throw new Error(`no openai-processing-ms from ${url} (status ${response.statusCode})`);
+      samples.push(took - processing);
+    }
+  }));
+  return samples.sort((a, b) => a - b);
+}
 
 /** `callers` loops of streamed calls for `seconds`; the time to each answer's first byte. */
 async function firstBytes(url: string, headers: Record<string, string>, model: string, callers: number, seconds: number): Promise<number[]> {
@@ -69,6 +91,7 @@ export async function run(context: BenchContext): Promise<object> {
     context.log('llm-proxy: time to first byte of streamed calls');
     const slice = Math.max(1, context.duration / context.rounds);
     const ttfb = { direct: [] as number[], proxied: [] as number[], directPaced: [] as number[], proxiedPaced: [] as number[] };
+    const overheads = { direct: [] as number[], proxied: [] as number[] };
     const directUrl = `${upstream.url}/v1/chat/completions`;
     const proxiedUrl = `${atrium.url}/openai/v1/chat/completions`;
     const bearer = { authorization: auth.authorization };
@@ -77,8 +100,10 @@ export async function run(context: BenchContext): Promise<object> {
       ttfb.proxied.push(...await firstBytes(proxiedUrl, bearer, 'fake-bench', context.connections, slice));
       ttfb.directPaced.push(...await firstBytes(directUrl, {}, PACED_MODEL, context.connections, slice));
       ttfb.proxiedPaced.push(...await firstBytes(proxiedUrl, bearer, PACED_MODEL, context.connections, slice));
+      overheads.direct.push(...await pacedOverheads(directUrl, {}, context.connections, slice));
+      overheads.proxied.push(...await pacedOverheads(proxiedUrl, bearer, context.connections, slice));
     }
-    for (const list of Object.values(ttfb)) list.sort((a, b) => a - b);
+    for (const list of [...Object.values(ttfb), ...Object.values(overheads)]) list.sort((a, b) => a - b);
     const addedAt = (p: number, proxiedList: number[], directList: number[]) => round2(percentile(proxiedList, p) - percentile(directList, p));
     const added = {
       plainP50Ms: round2(proxied!.p50 - direct!.p50),
@@ -87,8 +112,10 @@ export async function run(context: BenchContext): Promise<object> {
       ttfbP99Ms: addedAt(99, ttfb.proxied, ttfb.direct),
       aloneP50Ms: round2(proxiedAlone!.p50 - directAlone!.p50),
       aloneP99Ms: round2(proxiedAlone!.p99 - directAlone!.p99),
-      pacedP50Ms: round2(proxiedPaced!.p50 - directPaced!.p50),
-      pacedP99Ms: round2(proxiedPaced!.p99 - directPaced!.p99),
+      // Per call, the model's own time taken off (see pacedOverheads): the p50 of two samples of a
+      // ±20 % jitter differs by several milliseconds from run to run, which hid the proxy's share.
+      pacedP50Ms: addedAt(50, overheads.proxied, overheads.direct),
+      pacedP99Ms: addedAt(99, overheads.proxied, overheads.direct),
       pacedTtfbP50Ms: addedAt(50, ttfb.proxiedPaced, ttfb.directPaced),
       pacedTtfbP99Ms: addedAt(99, ttfb.proxiedPaced, ttfb.directPaced),
     };
@@ -96,9 +123,11 @@ export async function run(context: BenchContext): Promise<object> {
     return {
       scenarios: [direct, proxied, directAlone, proxiedAlone, directPaced, proxiedPaced],
       streamed: { callers: context.connections, direct: streamed(ttfb.direct), proxied: streamed(ttfb.proxied), directPaced: streamed(ttfb.directPaced), proxiedPaced: streamed(ttfb.proxiedPaced) },
+      pacedOverheads: { direct: streamed(overheads.direct), proxied: streamed(overheads.proxied) },
       added,
       notes: `Added by the proxy (${engine}, ${context.connections} callers, targets p50 ≤ 2 ms and p99 ≤ 10 ms), at a model's pace (the fake answers after ${THINK_MS} ms ± 20 %, so ${context.connections} calls are in flight): `
-        + `plain p50 ${added.pacedP50Ms} ms, p99 ${added.pacedP99Ms} ms; streamed time to first byte p50 ${added.pacedTtfbP50Ms} ms, p99 ${added.pacedTtfbP99Ms} ms. `
+        + `plain p50 ${added.pacedP50Ms} ms, p99 ${added.pacedP99Ms} ms (${overheads.proxied.length} calls, each less the model's own time; direct ${round2(percentile(overheads.direct, 50))} / ${round2(percentile(overheads.direct, 99))} ms, proxied ${round2(percentile(overheads.proxied, 50))} / ${round2(percentile(overheads.proxied, 99))} ms); `
+        + `streamed time to first byte p50 ${added.pacedTtfbP50Ms} ms, p99 ${added.pacedTtfbP99Ms} ms. `
         + `Saturated (the fake answers at once and ${context.connections} callers send as fast as they can, which measures throughput): plain p50 ${added.plainP50Ms} ms, p99 ${added.plainP99Ms} ms; `
         + `streamed time to first byte p50 ${added.ttfbP50Ms} ms, p99 ${added.ttfbP99Ms} ms: there the added latency is queueing, since each proxied call costs the server about a millisecond of CPU `
         + '(the usage record, its event and its pricing are written after the answer) and two cores shared with the load generator, the fake upstream and PostgreSQL serve about a thousand calls a second. '

@@ -9,7 +9,8 @@
 //   fake-cut          a stream whose connection is cut before its terminal event
 //   fake-slow         a stream whose deltas come 200 ms apart (for client aborts)
 //   fake-wait-<ms>    a normal answer that starts after <ms> milliseconds ± 20 % (uniform), as a
-//                     model thinks: the benchmark's callers at a model's pace, not in lockstep
+//                     model thinks: the benchmark's callers at a model's pace, not in lockstep;
+//                     `openai-processing-ms` says how long it waited
 //
 // Every request is recorded (method, path, headers, parsed body).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -158,7 +159,13 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       const path = req.path.split('?')[0]!;
       const thinking = /^fake-wait-(\d+)$/.exec(model);
       void (async () => {
-        if (thinking) await sleep(Number(thinking[1]) * (0.8 + 0.4 * Math.random()));
+        if (thinking) {
+          const started = performance.now();
+          await sleep(Number(thinking[1]) * (0.8 + 0.4 * Math.random()));
+          // How long the "model" took, as OpenAI reports its processing time: the benchmark takes it
+          // off each call, which leaves what the hops (and the proxy) added, without the jitter.
+          res.setHeader('openai-processing-ms', (performance.now() - started).toFixed(3));
+        }
         if (path === '/v1/chat/completions') return chat(req, res, model);
         if (path === '/v1/responses') return responses(req, res, model);
         if (path === '/v1/responses/input_tokens') return json(res, 200, { object: 'response.input_tokens', input_tokens: FAKE_USAGE.input });
