@@ -10330,7 +10330,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Fetch a feed
+         * Fetch a feed, and what the caller may do with it
          * @description Requires: member.
          */
         get: {
@@ -10376,6 +10376,8 @@ export interface paths {
                                  */
                                 updated_at: string;
                             };
+                            /** @description What the caller may do with this feed, through project roles, the feed's policy or a participant grant (docs/feeds.md "Who may do what with one feed") */
+                            rights: ("read_subscriptions" | "add_subscription" | "change_subscriptions" | "publish" | "manage")[];
                         };
                     };
                 };

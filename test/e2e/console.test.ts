@@ -1086,7 +1086,7 @@ describe('the web console in Chromium', () => {
     assert.equal(await view.getByRole('button', { name: 'Upload a file' }).count(), 0);
     assert.equal(await view.getByRole('button', { name: 'Delete' }).count(), 0);
     await shoot(view, 'member-storage');
-    // Feeds: a project-visible feed to read, nothing to change, publish or subscribe.
+    // Feeds: a project-visible feed to read, nothing to change, publish or subscribe (until its policy says so).
     await nav(view, 'Feeds').click();
     await view.getByRole('link', { name: 'orders' }).waitFor();
     assert.equal(await view.getByRole('button', { name: 'New feed' }).count(), 0);
@@ -1094,6 +1094,16 @@ describe('the web console in Chromium', () => {
     await view.getByRole('heading', { name: 'Message schema' }).waitFor();
     for (const name of ['Publish a message', 'Edit', 'Delete']) assert.equal(await view.getByRole('button', { name }).count(), 0, name);
     assert.equal(await view.getByRole('heading', { name: 'Subscriptions' }).count(), 0);
+    // The feed's policy makes every member a publisher: the page offers publishing, and still no more.
+    const orders = (await call(service, 'GET', `/accounts/projects/${projectId}/feeds?filter=orders`, { token: apiKey })).body.feeds[0].id as string;
+    const policy = `/accounts/projects/${projectId}/policies/resources/feed/${orders}`;
+    const everyMember = { type: 'userset', relation: 'member' };
+    assert.equal((await call(service, 'POST', policy, { token: apiKey, json: { subject: everyMember, roles: ['publisher'] } })).status, 200);
+    await view.reload();
+    await view.getByRole('button', { name: 'Publish a message' }).waitFor();
+    await view.getByRole('heading', { name: 'Subscriptions' }).waitFor();
+    for (const name of ['Edit', 'Delete', 'New subscription']) assert.equal(await view.getByRole('button', { name }).count(), 0, name);
+    assert.equal((await call(service, 'DELETE', policy, { token: apiKey, json: { subject: everyMember } })).status, 200);
     await context.close();
   });
 

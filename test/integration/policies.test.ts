@@ -319,6 +319,14 @@ forEachEngine('resource policies', (engine) => {
       assert.deepEqual(await tryAll(), { see: 404, listed: false, readSubscriptions: 404, subscribe: 404, publish: 404, manage: 404 }, `${role}: without a binding the private feed is not there`);
       assert.equal((await grant(specPath('feed', feed.id), { type: 'user', id: member.userId }, [role])).status, 200);
       const allowed = (yes: boolean, ok: number) => (yes ? ok : 403);
+      const rights: Record<string, string[]> = {
+        manager: ['read_subscriptions', 'add_subscription', 'change_subscriptions', 'publish', 'manage'],
+        publisher: ['read_subscriptions', 'publish'],
+        subscriber: ['read_subscriptions', 'add_subscription', 'change_subscriptions'],
+        reader: ['read_subscriptions'],
+        list: [],
+      };
+      assert.deepEqual((await call(service, 'GET', base, { token: member.token })).body.rights, rights[role], `${role}: the rights the console shows`);
       assert.deepEqual(await tryAll(), {
         see: 200, listed: true,
         readSubscriptions: allowed(may.readSubscriptions, 200), subscribe: allowed(may.subscribe, 201), publish: allowed(may.publish, 201), manage: allowed(may.manage, 200),

@@ -38,8 +38,11 @@ export function feedRoutes(app: Api, ctx: AppContext): void {
 
   app.get(`${feeds}/:feed_id`, {
     config: { auth: { permission: 'member' } },
-    schema: { tags, summary: 'Fetch a feed', params: schema.FeedParams, response: { 200: schema.FeedEnvelope } },
-  }, async (request) => ({ feed: service.feedView(await service.getFeed(ctx, request.principal!, request.access!, request.params.feed_id)) }));
+    schema: { tags, summary: 'Fetch a feed, and what the caller may do with it', params: schema.FeedParams, response: { 200: schema.FeedWithRights } },
+  }, async (request) => {
+    const feed = await service.getFeed(ctx, request.principal!, request.access!, request.params.feed_id);
+    return { feed: service.feedView(feed), rights: await service.allowedActions(ctx, request.principal!, request.access!, feed) };
+  });
 
   app.put(`${feeds}/:feed_id`, {
     config: { auth: { permission: 'member' } },

@@ -45,6 +45,12 @@ export const FeedUpdate = Type.Object({
 }, { description: 'What the official SDK sends: name, description, paused, annotations and message_schema (a missing name keeps the current one). Visibility cannot change.' });
 
 export const FeedEnvelope = Type.Object({ feed: Feed });
+export const FeedWithRights = Type.Object({
+  feed: Feed,
+  rights: Type.Array(Type.Union([Type.Literal('read_subscriptions'), Type.Literal('add_subscription'), Type.Literal('change_subscriptions'), Type.Literal('publish'), Type.Literal('manage')]), {
+    description: 'What the caller may do with this feed, through project roles, the feed\'s policy or a participant grant (docs/feeds.md "Who may do what with one feed")',
+  }),
+});
 export const FeedList = ListOf('feeds', Feed);
 export const FeedListQuery = Type.Object(CountOffsetQuery);
 

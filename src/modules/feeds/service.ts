@@ -138,19 +138,36 @@ async function visibleTo(ctx: AppContext, principal: Principal, access: ProjectA
   return feed.visibility !== 'private' || canSeePrivate(access) || grantedFeed(principal, feed) || policyAllows(ctx, principal, access, feed, 'see');
 }
 
+/** What a caller does with a feed they can see. */
+export type FeedAction = 'read_subscriptions' | 'add_subscription' | 'change_subscriptions' | 'publish' | 'manage';
+
+/** Each action: the project role that allows it on every feed, and the right on one feed's policy that allows it there. */
+const FEED_ACTIONS: Readonly<Record<FeedAction, { role: Role; right: FeedRight }>> = {
+  read_subscriptions: { role: 'feed_subscription_inventory', right: 'read_subscriptions' },
+  add_subscription: { role: 'feed_subscription_creator', right: 'subscribe' },
+  change_subscriptions: { role: 'feed_subscription_manager', right: 'subscribe' },
+  publish: { role: 'feed_manager', right: 'publish' },
+  manage: { role: 'feed_manager', right: 'manage' },
+};
+
 /**
- * Who may do what with a feed they can see: holders of the project role (developers, admins, API
- * keys that hold it), participant tokens granted the feed (to publish), and subjects whose role on
- * the feed's policy carries the right.
+ * The actions the caller may take on a feed they can see: by the project role, by a participant
+ * token granted the feed (to publish), or by a role on the feed's policy whose rights carry it. The
+ * policy is read (one query) only when project roles do not already allow every action asked.
  */
-async function mayDo(ctx: AppContext, principal: Principal, access: ProjectAccess, feed: store.FeedRow, right: Exclude<FeedRight, 'see'>, projectRole: Role): Promise<void> {
-  if (principal.kind === 'participant') {
-    if (right === 'publish' && grantedFeed(principal, feed)) return;
-  } else if (access.roles.has(projectRole) || await policyAllows(ctx, principal, access, feed, right)) {
-    return;
-  }
-  const roles = FEED_ROLE_RIGHTS.filter(([, rights]) => rights.includes(right)).map(([role]) => role).join(' or ');
-  throw forbidden(`This needs the ${projectRole} project role or the ${roles} role on the feed's policy${right === 'publish' ? ', or a participant token granted the feed' : ''}`);
+export async function allowedActions(ctx: AppContext, principal: Principal, access: ProjectAccess, feed: store.FeedRow, actions: readonly FeedAction[] = Object.keys(FEED_ACTIONS) as FeedAction[]): Promise<FeedAction[]> {
+  if (principal.kind === 'participant') return actions.filter((action) => action === 'publish' && grantedFeed(principal, feed));
+  const byRole = (action: FeedAction) => access.roles.has(FEED_ACTIONS[action].role);
+  const held = actions.every(byRole) ? new Set<string>() : await rolesOn(ctx, principal, access, FEED_RESOURCE, feed.id);
+  return actions.filter((action) => byRole(action) || FEED_ROLE_RIGHTS.some(([role, rights]) => held.has(role) && rights.includes(FEED_ACTIONS[action].right)));
+}
+
+/** Refuses an action the caller may not take, naming what would allow it. */
+async function mayDo(ctx: AppContext, principal: Principal, access: ProjectAccess, feed: store.FeedRow, action: FeedAction): Promise<void> {
+  if ((await allowedActions(ctx, principal, access, feed, [action])).length > 0) return;
+  const { role, right } = FEED_ACTIONS[action];
+  const roles = FEED_ROLE_RIGHTS.filter(([, rights]) => rights.includes(right)).map(([name]) => name).join(' or ');
+  throw forbidden(`This needs the ${role} project role or the ${roles} role on the feed's policy${action === 'publish' ? ', or a participant token granted the feed' : ''}`);
 }
 
 export interface FeedInput {
@@ -213,7 +230,7 @@ export async function listRoomFeeds(ctx: AppContext, principal: Principal, acces
  * effect for the next publish. Resuming a paused feed sends its waiting messages on at once.
  */
 export async function updateFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, input: FeedInput): Promise<store.FeedRow> {
-  await mayDo(ctx, principal, access, await getFeed(ctx, principal, access, feedId), 'manage', 'feed_manager');
+  await mayDo(ctx, principal, access, await getFeed(ctx, principal, access, feedId), 'manage');
   const { projectId } = access;
   return ctx.db.transaction(async (tx) => {
     const current = await store.findFeed(tx, projectId, feedId);
@@ -241,7 +258,7 @@ export async function updateFeed(ctx: AppContext, principal: Principal, access: 
 }
 
 export async function deleteFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string): Promise<void> {
-  await mayDo(ctx, principal, access, await getFeed(ctx, principal, access, feedId), 'manage', 'feed_manager');
+  await mayDo(ctx, principal, access, await getFeed(ctx, principal, access, feedId), 'manage');
   await ctx.db.transaction(async (tx) => {
     if (!(await store.deleteFeed(tx, access.projectId, feedId))) throw notFound('Feed');
     await forgetResource(tx, access.projectId, FEED_RESOURCE, feedId);
@@ -285,7 +302,7 @@ async function publishChecked(ctx: AppContext, db: Db, feed: store.FeedRow, mess
 /** Publishing by a caller: one message, or a batch (all or nothing). */
 export async function publish(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, messages: readonly unknown[], batch: boolean): Promise<PublishedMessage[]> {
   const feed = await getFeed(ctx, principal, access, feedId);
-  await mayDo(ctx, principal, access, feed, 'publish', 'feed_manager');
+  await mayDo(ctx, principal, access, feed, 'publish');
   if (!batch && messages[0] === undefined) throw badRequest('The body must be the message: a JSON value');
   return publishChecked(ctx, ctx.db, feed, messages, batch);
 }
@@ -321,8 +338,7 @@ export async function feedExists(ctx: AppContext, projectId: string, feedId: str
  */
 async function subscribedFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, action: 'create' | 'read' | 'change'): Promise<store.FeedRow> {
   const feed = await getFeed(ctx, principal, access, feedId);
-  if (action === 'read') await mayDo(ctx, principal, access, feed, 'read_subscriptions', 'feed_subscription_inventory');
-  else await mayDo(ctx, principal, access, feed, 'subscribe', action === 'create' ? 'feed_subscription_creator' : 'feed_subscription_manager');
+  await mayDo(ctx, principal, access, feed, action === 'read' ? 'read_subscriptions' : action === 'create' ? 'add_subscription' : 'change_subscriptions');
   if (action !== 'read' && feed.paused) throw conflict(`The feed ${JSON.stringify(feed.name)} is paused: its subscriptions cannot change until it is resumed`);
   return feed;
 }

@@ -20,8 +20,11 @@ import {
 
 const storageFolder = (subscription: Subscription) => `rooms/${subscription.room}${subscription.path ? `/${subscription.path.replace(/^\/+|\/+$/g, '')}` : ''}`;
 
-function Subscriptions({ feedId }: { feedId: string }) {
-  const { projectId, can, path } = useProject();
+/** What the API says the user may do with this feed (project roles and the feed's policy). */
+type FeedRights = readonly ('read_subscriptions' | 'add_subscription' | 'change_subscriptions' | 'publish' | 'manage')[];
+
+function Subscriptions({ feedId, rights }: { feedId: string; rights: FeedRights }) {
+  const { projectId, path } = useProject();
   const [creating, setCreating] = useState(false);
   const [changing, setChanging] = useState<Subscription>();
   const key = projectKey(projectId, 'feeds', feedId, 'subscriptions');
@@ -42,7 +45,7 @@ function Subscriptions({ feedId }: { feedId: string }) {
           { header: 'Path', cell: (s) => <Anchor component={Link} to={`${path('storage')}?path=${encodeURIComponent(storageFolder(s))}`}>{storageFolder(s)}</Anchor> },
           { header: 'File names', cell: (s) => s.filename_datetime_format ?? 'YYYY-MM-DDThh_mm_ssZ' },
           { header: 'Created', cell: (s) => formatTime(s.created_at) },
-          ...(can('feed_subscription_manager')
+          ...(rights.includes('change_subscriptions')
             ? [{
               header: 'Actions',
               cell: (s: Subscription) => (
@@ -58,7 +61,7 @@ function Subscriptions({ feedId }: { feedId: string }) {
             : []),
         ]}
         rowKey={(s) => s.id}
-        actions={can('feed_subscription_creator') && <Button onClick={() => setCreating(true)}>New subscription</Button>}
+        actions={rights.includes('add_subscription') && <Button onClick={() => setCreating(true)}>New subscription</Button>}
         empty="No subscriptions yet."
       />
       <FormModal<SubscriptionValues & { room: string; path: string }>
@@ -102,20 +105,25 @@ export default function FeedDetail() {
   const feed = useQuery({ queryKey: projectKey(projectId, 'feeds', feedId), queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/feeds/{feed_id}', byId)) });
   if (!feed.data) return <ErrorAlert error={feed.error} />;
   const current = feed.data.feed;
+  const { rights } = feed.data;
   return (
     <Stack>
       <DetailHeader
         title={current.name}
         back={{ to: path('feeds'), label: 'Feeds' }}
-        actions={can('feed_manager') && (
+        actions={(
           <>
-            <Button onClick={() => setPublishing(true)} disabled={current.paused}>Publish a message</Button>
-            <Button variant="default" onClick={() => setEditing(true)}>Edit</Button>
-            <ConfirmButton label="Delete" title={`Delete feed ${current.name}?`} message="Its waiting messages, its subscriptions and the LLM loggers that write into it are deleted. Files already written stay." onConfirm={async () => {
-              await unwrap(api.DELETE('/accounts/projects/{project_id}/feeds/{feed_id}', byId));
-              await invalidate(projectKey(projectId, 'feeds'));
-              navigate(path('feeds'));
-            }} />
+            {rights.includes('publish') && <Button onClick={() => setPublishing(true)} disabled={current.paused}>Publish a message</Button>}
+            {rights.includes('manage') && (
+              <>
+                <Button variant="default" onClick={() => setEditing(true)}>Edit</Button>
+                <ConfirmButton label="Delete" title={`Delete feed ${current.name}?`} message="Its waiting messages, its subscriptions and the LLM loggers that write into it are deleted. Files already written stay." onConfirm={async () => {
+                  await unwrap(api.DELETE('/accounts/projects/{project_id}/feeds/{feed_id}', byId));
+                  await invalidate(projectKey(projectId, 'feeds'));
+                  navigate(path('feeds'));
+                }} />
+              </>
+            )}
           </>
         )}
       />
@@ -136,7 +144,7 @@ export default function FeedDetail() {
       )}
       <Title order={4}>Message schema</Title>
       {current.message_schema === null || current.message_schema === true ? <Text c="dimmed">Any JSON value.</Text> : <Json value={current.message_schema} />}
-      {can('feed_subscription_inventory') && <Subscriptions feedId={feedId} />}
+      {rights.includes('read_subscriptions') && <Subscriptions feedId={feedId} rights={rights} />}
       <FormModal
         key={JSON.stringify(current)}
         opened={editing}
