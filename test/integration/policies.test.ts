@@ -247,7 +247,21 @@ forEachEngine('resource policies', (engine) => {
   });
 
   test('each room role decides what connect grants; without a binding a member may not join; revoking holds at once', async () => {
+    // Written out rather than read from ROOM_ROLE_SCOPES only, so that a wrong entry in the table fails here.
+    const user = ['agents', 'containers', 'dataset', 'developer', 'livekit', 'memory', 'messaging', 'queues', 'secrets', 'services', 'storage', 'sync'];
+    const surfaces: Record<string, string[] | null> = {
+      admin: [...user, 'admin', 'llm', 'tunnels'].sort(),
+      developer: [...user, 'llm', 'tunnels'].sort(),
+      operator: user,
+      viewer: ['livekit', 'messaging', 'storage', 'sync'],
+      list: null,
+    };
+    assert.deepEqual(ROOM_ROLE_SCOPES.map(([role]) => role), Object.keys(surfaces), 'every room role is covered');
+    assert.deepEqual(ROOM_ROLE_SCOPES.find(([role]) => role === 'viewer')![1], {
+      livekit: {}, messaging: { broadcast: false, send: false }, storage: { paths: [{ path: '', read_only: true }] }, sync: { paths: [{ path: '*', read_only: true }] },
+    }, 'a viewer watches: no sending, storage and sync read-only');
     for (const [role, scope] of ROOM_ROLE_SCOPES) {
+      assert.deepEqual(scope === null ? null : Object.keys(scope).sort(), surfaces[role], `${role}: its surfaces`);
       const room = await newRoom();
       const member = await memberWith(['member']);
       assert.equal(await connectScope(room.name, member.token), 403, 'no binding, no entry');
@@ -366,6 +380,8 @@ forEachEngine('resource policies', (engine) => {
   });
 
   test('each repository role decides which actions its holder may put in a token', async () => {
+    // Written out, so that a wrong entry in REPOSITORY_ROLE_ACTIONS fails here.
+    assert.deepEqual(Object.fromEntries(REPOSITORY_ROLE_ACTIONS), { admin: ['pull', 'push'], developer: ['pull', 'push'], operator: ['pull'], viewer: ['pull'], list: [] });
     for (const [role, actions] of REPOSITORY_ROLE_ACTIONS) {
       const repo = (await call(service, 'POST', `${project()}/repositories`, { token: tenant.apiKey, json: { name: `policy/repo-${role}` } })).body;
       const member = await memberWith(['member']);
