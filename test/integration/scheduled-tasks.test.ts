@@ -19,7 +19,7 @@ import { JobWorker } from '../../src/platform/jobs/worker.ts';
 import { FakeClock } from '../support/clock.ts';
 import { startFakeRoomServer, type FakeRoomServer, type RoomServerCall } from '../support/room-server.ts';
 import { call, createTenant, forEachEngine, type Tenant, type TestService } from '../support/service.ts';
-import { startWebhookService } from '../support/webhooks.ts';
+import { eventually, startWebhookService } from '../support/webhooks.ts';
 
 const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
 const at = (iso: string) => new Date(iso);
@@ -151,7 +151,15 @@ forEachEngine('scheduled tasks', (engine) => {
       assert.equal(await scheduler.tick(), 0, 'a due time fires once');
       const [pending] = await runsOf(task.task_id);
       assert.deepEqual([pending.status, pending.attempt_count, pending.scheduled_time], ['pending', 0, '2031-03-04T05:10:00.000Z']);
-      assert.equal(await worker.drain(), 1);
+      // While the room server takes its time, the run shows as submitting.
+      roomServer.respond = (c: RoomServerCall) => (c.json.task_id === task.task_id ? { delayMs: 400 } : {});
+      try {
+        const draining = worker.drain();
+        await eventually(async () => (await runsOf(task.task_id))[0]?.status === 'submitting');
+        assert.equal(await draining, 1);
+      } finally {
+        roomServer.respond = () => ({});
+      }
 
       const [message] = messagesOf(task.task_id);
       assert.deepEqual(message!.json, {

@@ -236,6 +236,29 @@ forEachEngine('sessions', (engine) => {
     });
     const hex = (bytes: number) => randomUUID().replaceAll('-', '').padEnd(32, '1').slice(0, bytes * 2);
 
+    test('exponential histograms and summaries keep their count, sum and bounds (a summary\'s 0 and 1 quantiles)', async () => {
+      const session = await roomServer.startSession(`metrics-${randomUUID().slice(0, 8)}`);
+      const point = { attributes: [{ key: 'route', value: { stringValue: '/chat' } }], startTimeUnixNano: '1795243070529000000', timeUnixNano: '1795243071529000000' };
+      const r = await post('metrics', {
+        resourceMetrics: [{
+          resource: { attributes: [{ key: 'atrium.session.id', value: { stringValue: session.id } }] },
+          scopeMetrics: [{
+            metrics: [
+              { name: 'tokens', unit: '1', exponentialHistogram: { aggregationTemporality: 2, dataPoints: [{ ...point, count: '4', sum: 42.5, min: 1, max: 30, scale: 2, zeroCount: '0', positive: { offset: 0, bucketCounts: ['1', '3'] } }] } },
+              { name: 'reply.seconds', unit: 's', summary: { dataPoints: [{ ...point, count: '10', sum: 7.5, quantileValues: [{ quantile: 0, value: 0.2 }, { quantile: 0.5, value: 0.7 }, { quantile: 1, value: 1.9 }] }] } },
+            ],
+          }],
+        }],
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.deepEqual(r.body, {});
+      const metrics = (await get(`/sessions/${session.id}/metrics`)).body.metrics;
+      const metric = Object.fromEntries(metrics.map((m: any) => [m.name, m]));
+      assert.deepEqual([metric.tokens.kind, metric.tokens.count, metric.tokens.sum, metric.tokens.min, metric.tokens.max], ['exponential_histogram', 4, 42.5, 1, 30]);
+      assert.deepEqual(metric.tokens.metric_attributes, { route: '/chat' });
+      assert.deepEqual([metric['reply.seconds'].kind, metric['reply.seconds'].count, metric['reply.seconds'].sum, metric['reply.seconds'].min, metric['reply.seconds'].max], ['summary', 10, 7.5, 0.2, 1.9]);
+    });
+
     test('resends are stored once; room names attribute to the running session; unknown sessions are a partial success', async () => {
       const room = `named-${randomUUID().slice(0, 8)}`;
       const session = await roomServer.startSession(room);
