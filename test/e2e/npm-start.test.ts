@@ -149,14 +149,14 @@ function memoryOf(pid: number): { rss: number; peak: number } {
   return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
 }
 
-// Generous bounds, about 35–45 % over what was measured on a quiet machine on 2026-11-26 (305–330 MB
+// Generous bounds, about 35–55 % over what was measured on a quiet machine on 2026-11-26 (305–330 MB
 // idle on a restart, 383–454 MB after the first run, see docs/benchmarks.md "Memory of the embedded
-// default"; the full suite's own load read 410 MB on a restart); they
+// default"; the full suite's own load read up to 410 MB on a restart, 614–617 MB after a first run); they
 // catch a regression such as the young generation growing back to V8's default (no
 // --max-semi-space-size: about 450 MB on a restart), PGlite's default 128 MB of shared buffers
 // coming back, code loaded at start that only some requests need, or the first run's cluster
 // creation staying resident (730 MB before).
-const IDLE_RSS_BOUND_MB = { 'first run': 650, restart: 440 } as const;
+const IDLE_RSS_BOUND_MB = { 'first run': 700, restart: 440 } as const;
 
 // Idle is what the process settles to, not a figure at a fixed moment: V8 hands start-up's garbage
 // back to the system some seconds after allocation calms down (its memory reducer), later when the
