@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { apiError, badRequest, notFound } from '../../platform/http/errors.ts';
 import { enqueue, rowsOf } from '../../platform/jobs/outbox.ts';
-import { endedSessionSpan } from '../sessions/service.ts';
+import { endedSessionSpans } from '../sessions/service.ts';
 import { costOf, fromMicros, MICROS, toMicros } from './money.ts';
 import { localProvider, TEST_CARDS, type PaymentProvider } from './payments.ts';
 import { DEFAULT_PRICES_FILE, loadPriceList, priceCall, priceOf, SESSION_PROVIDER, sessionModel, type PriceList } from './prices.ts';
@@ -178,7 +178,7 @@ export async function priceUsages(ctx: AppContext, tx: Db, calls: readonly Proje
     if (lines.length === 0) return [];
     const total = lines.reduce((sum, l) => sum + l.costMicros, 0n);
     const parts = lines.filter((l) => l.quantity > 0n).map((l) => `${l.quantity} ${LABELS[l.usageType]}`).join(', ');
-    const hour = new Date(Math.floor(at / 3_600_000) * 3_600_000);
+    const hour = bucketStart(new Date(at), 'hour');
     const entry: store.NewEntry = {
       projectId, type: 'usage_debit', amountMicros: -total, idempotencyKey: `usage:${call.request_id}`,
       reference: call.request_id, referenceType: 'llm_request',
@@ -222,9 +222,7 @@ export interface ProjectSession {
 export async function priceSessions(ctx: AppContext, tx: Db, sessions: readonly ProjectSession[]): Promise<Set<string>> {
   const { prices } = billingState(ctx);
   const priced = [];
-  for (const { projectId, sessionId } of sessions) {
-    const span = await endedSessionSpan(tx, projectId, sessionId);
-    if (!span) continue;
+  for (const { projectId, sessionId, ...span } of await endedSessionSpans(tx, sessions)) {
     const at = span.startedAt.getTime();
     const model = sessionModel(span.kind);
     const rate = priceOf(prices, SESSION_PROVIDER, model, at)?.perMillion.session_minute;
@@ -237,7 +235,7 @@ export async function priceSessions(ctx: AppContext, tx: Db, sessions: readonly 
         reference: sessionId, referenceType: 'room_session', description: `${span.kind} session in ${span.roomName}: ${minutes} ${LABELS.session_minute}`,
       } satisfies store.NewEntry,
       rollup: [{
-        projectId, hour: new Date(Math.floor(at / 3_600_000) * 3_600_000), provider: SESSION_PROVIDER, model, usageType: 'session_minute',
+        projectId, hour: bucketStart(span.startedAt, 'hour'), provider: SESSION_PROVIDER, model, usageType: 'session_minute',
         userKey: '', room: span.roomName, quantity: minutes, costMicros,
       }],
     });

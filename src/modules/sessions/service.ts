@@ -112,10 +112,11 @@ async function mustFind(db: Db, projectId: string, sessionId: string): Promise<s
 /** The type of the event a session's end emits, for consumers in other modules (billing prices its minutes). */
 export const ROOM_ENDED_EVENT = roomEnded.type;
 
-/** When an ended session ran, and what it was (for pricing its minutes); undefined for an unknown or running one. */
-export async function endedSessionSpan(db: Db, projectId: string, sessionId: string): Promise<{ kind: 'room' | 'agent'; roomName: string; startedAt: Date; endedAt: Date } | undefined> {
-  const row = await store.findSession(db, projectId, sessionId);
-  return row?.endedAt ? { kind: row.kind, roomName: row.roomName, startedAt: row.startedAt, endedAt: row.endedAt } : undefined;
+/** When ended sessions ran, and what they were (for pricing their minutes), in one query; running or unknown ones are left out. */
+export async function endedSessionSpans(db: Db, keys: readonly { projectId: string; sessionId: string }[]) {
+  return (await store.findEndedSessions(db, keys)).map((row) => ({
+    projectId: row.projectId, sessionId: row.id, kind: row.kind, roomName: row.roomName, startedAt: row.startedAt, endedAt: row.endedAt!,
+  }));
 }
 
 export async function getSession(ctx: AppContext, projectId: string, sessionId: string) {

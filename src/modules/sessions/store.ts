@@ -1,6 +1,6 @@
 // Room sessions as reported by room servers, their participants and telemetry. Every query is keyed
 // by the project id.
-import { and, desc, eq, isNotNull, isNull, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, isNotNull, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
@@ -110,6 +110,15 @@ const inProject = (projectId: string, id: string) => and(eq(roomSessionsTable.pr
 export async function findSession(db: Db, projectId: string, id: string): Promise<SessionRow | undefined> {
   const [row] = await db.select().from(roomSessionsTable).where(inProject(projectId, id));
   return row;
+}
+
+/** Ended sessions among these (project, id) pairs, in one query; running or unknown ones are left out. */
+export async function findEndedSessions(db: Db, keys: readonly { projectId: string; sessionId: string }[]): Promise<SessionRow[]> {
+  if (keys.length === 0) return [];
+  return db.select().from(roomSessionsTable).where(and(
+    isNotNull(roomSessionsTable.endedAt),
+    or(...keys.map((k) => inProject(k.projectId, k.sessionId))),
+  ));
 }
 
 /**
