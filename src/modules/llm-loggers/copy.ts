@@ -17,7 +17,7 @@ export const COPY_TOPIC = 'llm-loggers.copy';
 export const loggerFanout: EventConsumer = {
   name: 'llm_loggers',
   fanout: (event) => (event.definition.type !== LLM_CALL_EVENT ? { wants: sql`false` } : {
-    before: sql`llm_loggers_targets as (select id from llm_loggers where project_id = ${event.projectId}::uuid and not paused)`,
+    before: sql`llm_loggers_targets as (select id from llm_loggers where project_id = ${event.projectId} and not paused)`,
     wants: sql`exists (select 1 from llm_loggers_targets)`,
     jobs: sql`select ${COPY_TOPIC}::text as topic, t.id::text || ':' || event.id::text as key,
       jsonb_build_object('project_id', event.project_id, 'logger_id', t.id, 'event_id', event.id) as payload

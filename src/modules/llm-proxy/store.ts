@@ -6,6 +6,7 @@ import { sql } from 'drizzle-orm';
 import type { Static } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import { GroupCommit } from '../../platform/db/group-commit.ts';
+import type { ManyCause } from '../../platform/events/emit.ts';
 import { llmCallCompleted, type LlmCall } from './events.ts';
 
 export type CallRecord = Static<typeof LlmCall> & { projectId: string };
@@ -20,8 +21,17 @@ export async function recordCalls(ctx: AppContext, projectId: string, records: C
     started_at: event.started_at, event,
   }));
   const { row } = await ctx.events.emitEachWithCause(ctx.db, projectId, llmCallCompleted, {
+    name: 'llm-usage',
+    build: buildRecordCalls,
+    values: { llm_rows: JSON.stringify(rows), llm_project_id: projectId },
+  });
+  return Number(row.recorded);
+}
+
+function buildRecordCalls(): ManyCause {
+  return {
     ctes: sql`llm_input as (
-      select * from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as r(event_id uuid, request_id uuid, credential_kind text, credential_id text,
+      select * from jsonb_to_recordset(${sql.placeholder('llm_rows')}::jsonb) as r(event_id uuid, request_id uuid, credential_kind text, credential_id text,
         user_id uuid, client_id text, participant text, provider text, endpoint text, model text, stream boolean, status integer, outcome text,
         usage_source text, input_tokens bigint, cached_input_tokens bigint, cache_write_tokens bigint, output_tokens bigint, reasoning_tokens bigint,
         latency_ms integer, ttfb_ms integer, upstream_request_id text, annotations jsonb, started_at timestamptz, event jsonb)
@@ -30,7 +40,7 @@ export async function recordCalls(ctx: AppContext, projectId: string, records: C
       insert into llm_usage (request_id, project_id, credential_kind, credential_id, user_id, client_id, participant, provider, endpoint, model, stream,
         status, outcome, usage_source, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, reasoning_tokens, latency_ms, ttfb_ms,
         upstream_request_id, annotations, started_at)
-      select request_id, ${projectId}::uuid, credential_kind, credential_id, user_id, client_id, participant, provider, endpoint, model, stream,
+      select request_id, ${sql.placeholder('llm_project_id')}::uuid, credential_kind, credential_id, user_id, client_id, participant, provider, endpoint, model, stream,
         status, outcome, usage_source, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, reasoning_tokens, latency_ms, ttfb_ms,
         upstream_request_id, annotations, started_at
       from llm_input
@@ -39,8 +49,7 @@ export async function recordCalls(ctx: AppContext, projectId: string, records: C
     )`,
     events: sql`select i.event_id as id, i.event as data from llm_input i join llm_record r on r.request_id = i.request_id`,
     result: sql`(select count(*) from llm_record)::int as recorded`,
-  });
-  return Number(row.recorded);
+  };
 }
 
 /**

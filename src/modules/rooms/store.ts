@@ -1,23 +1,25 @@
 // Rooms of a project. Every query is keyed by the project id.
 import { and, asc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/engine.ts';
+import { preparedPerDb } from '../../platform/db/statements.ts';
 import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 import { roomsTable } from './tables.ts';
 
 export type RoomRow = typeof roomsTable.$inferSelect;
 
-// The authenticated room read is the hottest query: prepare it once per database handle.
-const byNameStatements = new WeakMap<Db, ReturnType<typeof prepareByName>>();
-function prepareByName(db: Db) {
-  return db.select().from(roomsTable)
-    .where(and(eq(roomsTable.projectId, sql.placeholder('projectId')), eq(roomsTable.name, sql.placeholder('name'))))
-    .prepare('room_by_name');
-}
+// The authenticated room read is the hottest query, and a room's insert the hottest write: each is
+// prepared once per database handle.
+const byName = preparedPerDb((db) => db.select().from(roomsTable)
+  .where(and(eq(roomsTable.projectId, sql.placeholder('projectId')), eq(roomsTable.name, sql.placeholder('name'))))
+  .prepare('room_by_name'));
+
+const insert = preparedPerDb((db) => db.insert(roomsTable).values({
+  id: sql.placeholder('id'), projectId: sql.placeholder('projectId'), name: sql.placeholder('name'),
+  metadata: sql.placeholder('metadata'), annotations: sql.placeholder('annotations'), permissions: sql.placeholder('permissions'),
+}).onConflictDoNothing({ target: [roomsTable.projectId, roomsTable.name] }).returning().prepare('room_insert'));
 
 export async function findRoomByName(db: Db, projectId: string, name: string): Promise<RoomRow | undefined> {
-  let statement = byNameStatements.get(db);
-  if (!statement) byNameStatements.set(db, (statement = prepareByName(db)));
-  const [row] = await statement.execute({ projectId, name });
+  const [row] = await byName(db).execute({ projectId, name });
   return row as RoomRow | undefined;
 }
 
@@ -32,9 +34,9 @@ export async function findRoomNames(db: Db, projectId: string, ids: readonly str
 }
 
 /** Inserts unless the name is taken; returns undefined on a name clash. */
-export async function insertRoom(db: Db, room: typeof roomsTable.$inferInsert): Promise<RoomRow | undefined> {
-  const [row] = await db.insert(roomsTable).values(room).onConflictDoNothing({ target: [roomsTable.projectId, roomsTable.name] }).returning();
-  return row;
+export async function insertRoom(db: Db, room: Pick<RoomRow, 'id' | 'projectId' | 'name' | 'metadata' | 'annotations' | 'permissions'>): Promise<RoomRow | undefined> {
+  const [row] = await insert(db).execute(room);
+  return row as RoomRow | undefined;
 }
 
 export async function updateRoom(db: Db, projectId: string, id: string, changes: Partial<Pick<RoomRow, 'name' | 'metadata' | 'annotations'>>): Promise<RoomRow | undefined> {

@@ -4,6 +4,7 @@ import { and, asc, eq, getTableColumns, ilike, isNull, or, sql, type SQL } from 
 import { jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
+import { preparedPerDb } from '../../platform/db/statements.ts';
 import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 
 export const servicesTable = pgTable('services', {
@@ -63,8 +64,7 @@ export async function deleteService(db: Db, scope: Scope, id: string): Promise<b
 }
 
 // What a room server reads when a room starts, and the benchmark's hot path: prepared once per handle.
-const roomStatements = new WeakMap<Db, ReturnType<typeof prepareForRoom>>();
-function prepareForRoom(db: Db) {
+const forRoom = preparedPerDb((db) => {
   const { id, roomId, name, specSealed } = servicesTable;
   // The shown spec only when there is no sealed one to run: parsing a spec nobody reads costs more
   // than the rest of the row.
@@ -73,14 +73,12 @@ function prepareForRoom(db: Db) {
     .where(and(eq(servicesTable.projectId, sql.placeholder('projectId')), or(isNull(servicesTable.roomId), eq(servicesTable.roomId, sql.placeholder('roomId')))))
     .orderBy(asc(servicesTable.name), sql`${servicesTable.roomId} nulls first`)
     .prepare('services_for_room');
-}
+});
 
 /** A service a room runs: its sealed spec, or (only when there is none) its shown one. */
 export type ServiceForRoom = Pick<ServiceRow, 'id' | 'roomId' | 'name'> & ({ specSealed: string; spec: null } | { specSealed: null; spec: ServiceRow['spec'] });
 
 /** The project's services and the room's, by name (a name's project service first). */
 export async function servicesForRoom(db: Db, projectId: string, roomId: string): Promise<ServiceForRoom[]> {
-  let statement = roomStatements.get(db);
-  if (!statement) roomStatements.set(db, (statement = prepareForRoom(db)));
-  return statement.execute({ projectId, roomId }) as Promise<ServiceForRoom[]>;
+  return forRoom(db).execute({ projectId, roomId }) as Promise<ServiceForRoom[]>;
 }

@@ -70,7 +70,7 @@ export async function startSession(ctx: AppContext, projectId: string, input: Se
   }
   // One statement writes the session, its first session event and its room.started event (atomic
   // without a transaction); the events are written only when the session was.
-  const insert = store.insertSessionSql({
+  const insert = store.sessionStartCause({
     id, projectId, roomName: input.room_name, participants: input.participants ?? {}, agent,
     started: lifecycleEvent('session.started', { room_name: input.room_name, ...(agent ? { agent_name: agent.name } : {}) }),
   });

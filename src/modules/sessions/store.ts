@@ -6,6 +6,7 @@ import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 import { rowsOf } from '../../platform/jobs/outbox.ts';
+import type { EventCause, SingleCause } from '../../platform/events/emit.ts';
 
 export const roomSessionsTable = pgTable('room_sessions', {
   id: uuid('id').primaryKey(),
@@ -58,20 +59,33 @@ export interface NewEvent {
  * when the id exists); `happened` says whether there is one; `result` returns it as JSON in a column
  * `session` (read it with sessionFromJson).
  */
-export function insertSessionSql(row: { id: string; projectId: string; roomName: string; participants: Record<string, number>; agent: { id: string | null; name: string } | undefined; started: Omit<NewEvent, 'sessionId'> }) {
+export function sessionStartCause(row: { id: string; projectId: string; roomName: string; participants: Record<string, number>; agent: { id: string | null; name: string } | undefined; started: Omit<NewEvent, 'sessionId'> }): EventCause<SingleCause> {
+  return {
+    name: 'session-start',
+    build: buildSessionStart,
+    values: {
+      session_id: row.id, session_project_id: row.projectId, session_room_name: row.roomName, session_participants: JSON.stringify(row.participants),
+      session_kind: row.agent ? 'agent' : 'room', session_agent_id: row.agent?.id ?? null, session_agent_name: row.agent?.name ?? null,
+      started_type: row.started.type, started_time_ns: row.started.timeNs, started_data: JSON.stringify(row.started.data), started_digest: row.started.digest,
+    },
+  };
+}
+
+function buildSessionStart(): SingleCause {
+  const v = (name: string) => sql.placeholder(name);
   return {
     ctes: sql`session as (
       insert into room_sessions (id, project_id, room_id, room_name, participants, kind, agent_id, agent_name, event_count)
-      values (${row.id}::uuid, ${row.projectId}::uuid,
-        (select id from rooms where project_id = ${row.projectId}::uuid and name = ${row.roomName}),
-        ${row.roomName}, ${JSON.stringify(row.participants)}::jsonb,
-        ${row.agent ? 'agent' : 'room'}, ${row.agent?.id ?? null}::uuid, ${row.agent?.name ?? null}, 1)
+      values (${v('session_id')}::uuid, ${v('session_project_id')}::uuid,
+        (select id from rooms where project_id = ${v('session_project_id')}::uuid and name = ${v('session_room_name')}::text),
+        ${v('session_room_name')}::text, ${v('session_participants')}::jsonb,
+        ${v('session_kind')}::text, ${v('session_agent_id')}::uuid, ${v('session_agent_name')}::text, 1)
       on conflict (id) do nothing
       returning *
     ),
     session_started as (
       insert into session_events (project_id, session_id, type, time_ns, data, digest)
-      select project_id, id, ${row.started.type}, ${row.started.timeNs}::bigint, ${JSON.stringify(row.started.data)}::jsonb, ${row.started.digest} from session
+      select project_id, id, ${v('started_type')}::text, ${v('started_time_ns')}::bigint, ${v('started_data')}::jsonb, ${v('started_digest')}::text from session
     )`,
     happened: sql`exists (select 1 from session)`,
     result: sql`(select row_to_json(s) from session s) as session`,

@@ -3,6 +3,7 @@ import { and, desc, eq, sql } from 'drizzle-orm';
 import { bigint, boolean, integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
+import { preparedPerDb } from '../../platform/db/statements.ts';
 import { eventsTable, type EventRow } from '../../platform/events/store.ts';
 import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 import { rowsOf } from '../../platform/jobs/outbox.ts';
@@ -47,15 +48,12 @@ export interface SendableDelivery {
 }
 
 // Every attempt runs this query: build it once per database handle.
-const sendStatements = new WeakMap<Db, ReturnType<typeof prepareLoadForSend>>();
-function prepareLoadForSend(db: Db) {
-  return db.select({ delivery: webhookDeliveriesTable, event: eventsTable, webhook: webhooksTable })
-    .from(webhookDeliveriesTable)
-    .innerJoin(eventsTable, eq(eventsTable.id, webhookDeliveriesTable.eventId))
-    .innerJoin(webhooksTable, eq(webhooksTable.id, webhookDeliveriesTable.webhookId))
-    .where(and(eq(webhookDeliveriesTable.projectId, sql.placeholder('projectId')), eq(webhookDeliveriesTable.id, sql.placeholder('deliveryId'))))
-    .prepare('webhook_delivery_for_send');
-}
+const loadForSendStatement = preparedPerDb((db) => db.select({ delivery: webhookDeliveriesTable, event: eventsTable, webhook: webhooksTable })
+  .from(webhookDeliveriesTable)
+  .innerJoin(eventsTable, eq(eventsTable.id, webhookDeliveriesTable.eventId))
+  .innerJoin(webhooksTable, eq(webhooksTable.id, webhookDeliveriesTable.webhookId))
+  .where(and(eq(webhookDeliveriesTable.projectId, sql.placeholder('projectId')), eq(webhookDeliveriesTable.id, sql.placeholder('deliveryId'))))
+  .prepare('webhook_delivery_for_send'));
 
 /** What a batch of attempts needs, in one query, by delivery id. */
 export async function loadManyForSend(db: Db, keys: readonly { projectId: string; deliveryId: string }[]): Promise<Map<string, SendableDelivery>> {
@@ -70,9 +68,7 @@ export async function loadManyForSend(db: Db, keys: readonly { projectId: string
 
 /** Everything one attempt needs, in one query. */
 export async function loadForSend(db: Db, projectId: string, deliveryId: string): Promise<SendableDelivery | undefined> {
-  let statement = sendStatements.get(db);
-  if (!statement) sendStatements.set(db, (statement = prepareLoadForSend(db)));
-  const [row] = await statement.execute({ projectId, deliveryId });
+  const [row] = await loadForSendStatement(db).execute({ projectId, deliveryId });
   return row as SendableDelivery | undefined;
 }
 

@@ -11,7 +11,7 @@ export const webhookFanout: EventConsumer = {
   fanout: (event) => ({
     before: sql`webhooks_targets as (
       select id from webhooks
-      where project_id = ${event.projectId}::uuid and enabled
+      where project_id = ${event.projectId} and enabled
         and (${event.definition.type} = any(events) or '*' = any(events))
         and (action <> 'call' or ${event.definition.room})
     )`,

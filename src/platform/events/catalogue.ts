@@ -21,9 +21,14 @@ export function defineEvent<S extends TObject>(type: string, schema: S, options:
   return { type, schema, description: options.description, room: options.room ?? false };
 }
 
-/** The events about to be written (one or more, of one type and project), as consumers see them when building their fan-out. */
+/**
+ * The events about to be written (one or more, of one type and project), as consumers see them when
+ * building their fan-out. The emitting statement is built once per event type and reused for every
+ * project, so a fan-out depends only on the definition and refers to the project as `projectId`, a
+ * bound parameter of type uuid.
+ */
 export interface PendingEvent {
-  readonly projectId: string;
+  readonly projectId: SQL;
   readonly definition: EventDefinition;
 }
 

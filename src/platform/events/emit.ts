@@ -3,23 +3,46 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/engine.ts';
+import { CompiledSql } from '../db/statements.ts';
 import { enqueueWithSql, rowsOf } from '../jobs/outbox.ts';
 import type { EventConsumer, EventDefinition, PendingEvent } from './catalogue.ts';
 
 /**
  * The change that causes an event, written by the same statement as the event (one round trip and
- * atomic without a transaction): `ctes` are WITH items making the change, `happened` a condition
- * over them (no event when false), `result` a select list over them returned to the caller.
+ * atomic without a transaction). The statement's text is built once per event type and cause
+ * `name`: `build` writes its parts with `sql.placeholder(…)` for every value (names not starting
+ * with `event_`), and `values` holds this call's.
  */
-export interface EventCause {
+export interface EventCause<Parts> {
+  name: string;
+  build(): Parts;
+  values: Record<string, unknown>;
+}
+
+/** One event's cause: `ctes` are WITH items making the change, `happened` a condition over them (no event when false), `result` a select list over them returned to the caller. */
+export interface SingleCause {
   ctes: SQL;
   happened: SQL;
   result: SQL;
 }
 
+/** Many events' cause: as `SingleCause`, with `events` a select of `id uuid, data jsonb` over the WITH items, one event per row. */
+export interface ManyCause {
+  ctes: SQL;
+  events: SQL;
+  result: SQL;
+}
+
+// The event's own values, bound to these placeholders in every emitting statement.
+const projectIdParam = sql`${sql.placeholder('event_project_id')}::uuid`;
+const oneEvent = (happened: SQL) => sql`select ${sql.placeholder('event_id')}::uuid as id, ${sql.placeholder('event_data')}::jsonb as data where ${happened}`;
+const eventValues = (projectId: string, id: string, data: unknown) => ({ event_project_id: projectId, event_id: id, event_data: JSON.stringify(data) });
+
 export class Events {
   readonly #definitions: ReadonlyMap<string, EventDefinition>;
   readonly #consumers: EventConsumer[] = [];
+  /** Emitting statements by event type and cause; a fan-out depends only on the event's definition. */
+  readonly #statements = new Map<string, CompiledSql>();
 
   constructor(definitions: readonly EventDefinition[]) {
     const byType = new Map<string, EventDefinition>();
@@ -33,6 +56,7 @@ export class Events {
   addConsumer(consumer: EventConsumer): void {
     if (this.#consumers.some((c) => c.name === consumer.name)) throw new Error(`Event consumer ${consumer.name} is added twice`);
     this.#consumers.push(consumer);
+    this.#statements.clear();
   }
 
   /** Every event type, in declaration order. */
@@ -50,7 +74,8 @@ export class Events {
    */
   async emit<T>(tx: Db, projectId: string, definition: EventDefinition<T>, data: T): Promise<string | undefined> {
     const id = randomUUID();
-    const { stored } = await this.#write(tx, projectId, definition, { events: oneEvent(id, data, sql`true`) });
+    const statement = this.#statement(definition, '', () => ({ events: oneEvent(sql`true`) }));
+    const { stored } = await this.#run(tx, statement, eventValues(projectId, id, data));
     return stored > 0 ? id : undefined;
   }
 
@@ -59,28 +84,42 @@ export class Events {
    * Returns the event id (undefined when nothing wanted it or the change did not happen) and the
    * cause's result columns.
    */
-  async emitWithCause<T>(db: Db, projectId: string, definition: EventDefinition<T>, data: T, cause: EventCause): Promise<{ eventId: string | undefined; row: Record<string, unknown> }> {
+  async emitWithCause<T>(db: Db, projectId: string, definition: EventDefinition<T>, data: T, cause: EventCause<SingleCause>): Promise<{ eventId: string | undefined; row: Record<string, unknown> }> {
     const id = randomUUID();
-    const { stored, row } = await this.#write(db, projectId, definition, {
-      ctes: cause.ctes,
-      events: oneEvent(id, data, cause.happened),
-      result: cause.result,
+    const statement = this.#statement(definition, cause.name, () => {
+      const parts = cause.build();
+      return { ctes: parts.ctes, events: oneEvent(parts.happened), result: parts.result };
     });
+    const { stored, row } = await this.#run(db, statement, { ...cause.values, ...eventValues(projectId, id, data) });
     return { eventId: stored > 0 ? id : undefined, row };
   }
 
   /**
-   * Emits events of one type and project, one per row of `cause.events` (a select of `id uuid,
-   * data jsonb` over the cause's WITH items), in the statement making the changes: many changes
-   * and their events in one round trip. Returns how many events were stored and the result columns.
+   * Emits events of one type and project, one per row of the cause's `events`, in the statement
+   * making the changes: many changes and their events in one round trip. Returns how many events
+   * were stored and the result columns.
    */
-  async emitEachWithCause<T>(db: Db, projectId: string, definition: EventDefinition<T>, cause: { ctes: SQL; events: SQL; result: SQL }): Promise<{ stored: number; row: Record<string, unknown> }> {
-    return this.#write(db, projectId, definition, cause);
+  async emitEachWithCause<T>(db: Db, projectId: string, definition: EventDefinition<T>, cause: EventCause<ManyCause>): Promise<{ stored: number; row: Record<string, unknown> }> {
+    const statement = this.#statement(definition, cause.name, () => cause.build());
+    return this.#run(db, statement, { ...cause.values, event_project_id: projectId });
   }
 
-  async #write(db: Db, projectId: string, definition: EventDefinition<unknown>, source: { ctes?: SQL; events: SQL; result?: SQL }): Promise<{ stored: number; row: Record<string, unknown> }> {
+  async #run(db: Db, statement: CompiledSql, values: Record<string, unknown>): Promise<{ stored: number; row: Record<string, unknown> }> {
+    const row = rowsOf<Record<string, unknown>>(await statement.run(db, values))[0]!;
+    return { stored: Number(row.stored), row };
+  }
+
+  /** The emitting statement of this event type and cause, built on first use. */
+  #statement(definition: EventDefinition<unknown>, causeName: string, source: () => { ctes?: SQL; events: SQL; result?: SQL }): CompiledSql {
     if (this.#definitions.get(definition.type) !== definition) throw new Error(`Event type ${definition.type} is not in the catalogue`);
-    const pending: PendingEvent = { projectId, definition: definition as EventDefinition };
+    const key = `${definition.type}\n${causeName}`;
+    let statement = this.#statements.get(key);
+    if (!statement) this.#statements.set(key, (statement = new CompiledSql(this.#build(definition as EventDefinition, source()))));
+    return statement;
+  }
+
+  #build(definition: EventDefinition, source: { ctes?: SQL; events: SQL; result?: SQL }): SQL {
+    const pending: PendingEvent = { projectId: projectIdParam, definition };
     const fanouts = this.#consumers.map((c) => c.fanout(pending));
     const before = [source.ctes, ...fanouts.map((f) => f.before)].filter((s): s is SQL => s !== undefined);
     const after = fanouts.map((f) => f.after).filter((s): s is SQL => s !== undefined);
@@ -93,7 +132,7 @@ export class Events {
       ...before,
       sql`event as (
         insert into events (id, project_id, type, data)
-        select e.id, ${projectId}::uuid, ${definition.type}, e.data from (${source.events}) e
+        select e.id, ${projectIdParam}, ${definition.type}, e.data from (${source.events}) e
         where ${wants}
         returning id, project_id, type, data, created_at
       )`,
@@ -102,13 +141,6 @@ export class Events {
     const jobSelect = jobs.length > 0
       ? sql.join(jobs.map((j) => sql`(${j})`), sql` union all `)
       : sql`select null::text as topic, null::text as key, null::jsonb as payload, null::timestamptz as run_at where false`;
-    const statement = enqueueWithSql(ctes, jobSelect, sql`(select count(*) from event)::int as stored${source.result ? sql`, ${source.result}` : sql``}`, { runAt: true });
-    const row = rowsOf<Record<string, unknown>>(await db.execute(statement))[0]!;
-    return { stored: Number(row.stored), row };
+    return enqueueWithSql(ctes, jobSelect, sql`(select count(*) from event)::int as stored${source.result ? sql`, ${source.result}` : sql``}`, { runAt: true });
   }
-}
-
-/** The event rows of a single event: one row when `happened` holds. */
-function oneEvent(id: string, data: unknown, happened: SQL): SQL {
-  return sql`select ${id}::uuid as id, ${JSON.stringify(data)}::jsonb as data where ${happened}`;
 }
