@@ -139,6 +139,33 @@ forEachEngine('webhooks', (engine) => {
     assert.deepEqual(await eventsOf(quiet.projectId), []);
   });
 
+  test('one emitting statement serves every project: each event reaches its own project\'s hooks with its own data', async () => {
+    // The statement writing room.started is built once and reused; the project, the event's data
+    // and the cause's values are bound per call, so alternating projects must never mix them.
+    const a = await createTenant(service, 'webhooks-stmt-a');
+    const b = await createTenant(service, 'webhooks-stmt-b');
+    const hookA = await makeHook({ events: ['room.started'] }, a);
+    const hookB = await makeHook({ events: ['room.started'] }, b);
+    const rooms: Record<string, string[]> = { [a.projectId]: [], [b.projectId]: [] };
+    for (let i = 0; i < 6; i += 1) {
+      const t = i % 2 === 0 ? a : b;
+      const room = `stmt-${i}`;
+      rooms[t.projectId]!.push(room);
+      const started = await call(service, 'POST', `/accounts/projects/${t.projectId}/sessions`, { token: t.apiKey, json: { room_name: room, participants: { user: i } } });
+      assert.equal(started.status, 201, JSON.stringify(started.body));
+      assert.equal(started.body.room_name, room);
+      assert.deepEqual(started.body.participants, { user: i });
+    }
+    await receiver.waitFor((all) => all.filter(hookA.mine).length === 3 && all.filter(hookB.mine).length === 3);
+    const roomsOf = (mine: (r: Received) => boolean) => receiver.received.filter(mine).map((r) => r.json.data.room_name).sort();
+    assert.deepEqual(roomsOf(hookA.mine), rooms[a.projectId]);
+    assert.deepEqual(roomsOf(hookB.mine), rooms[b.projectId]);
+    for (const t of [a, b]) {
+      const events = await service.ctx.db.select().from(eventsTable).where(eq(eventsTable.projectId, t.projectId));
+      assert.deepEqual(events.map((e) => (e.data as { room_name: string }).room_name).sort(), rooms[t.projectId]);
+    }
+  });
+
   test('repeated session reports are idempotent: one event each', async () => {
     const other = await createTenant(service, 'webhooks-idem');
     const hook = await makeHook({ events: ['room.started', 'room.ended'] }, other);
