@@ -7460,7 +7460,7 @@ export interface paths {
                              * @description ISO 8601 UTC
                              */
                             updated_at: string;
-                            last_run_id: number | null;
+                            last_run_id: string | null;
                             last_start_time: string | null;
                             last_end_time: string | null;
                             last_status: string | null;
@@ -7578,7 +7578,7 @@ export interface paths {
                                  * @description ISO 8601 UTC
                                  */
                                 updated_at: string;
-                                last_run_id: number | null;
+                                last_run_id: string | null;
                                 last_start_time: string | null;
                                 last_end_time: string | null;
                                 last_status: string | null;
@@ -7743,7 +7743,7 @@ export interface paths {
                              * @description ISO 8601 UTC
                              */
                             updated_at: string;
-                            last_run_id: number | null;
+                            last_run_id: string | null;
                             last_start_time: string | null;
                             last_end_time: string | null;
                             last_status: string | null;
@@ -7925,7 +7925,7 @@ export interface paths {
                              * @description ISO 8601 UTC
                              */
                             updated_at: string;
-                            last_run_id: number | null;
+                            last_run_id: string | null;
                             last_start_time: string | null;
                             last_end_time: string | null;
                             last_status: string | null;

@@ -172,7 +172,7 @@ forEachEngine('scheduled tasks', (engine) => {
       assert.deepEqual([run.status, run.attempt_count, run.error, run.target], ['submitted', 1, null, 'queue']);
       assert.ok(run.started_at && run.completed_at);
       const listed = (await api('GET', `/scheduled-tasks?task_id=${task.task_id}`)).body.tasks[0];
-      assert.deepEqual([listed.last_run_id, listed.last_status, listed.next_run_at], [Number(run.id), 'submitted', '2031-03-04T05:15:00.000Z']);
+      assert.deepEqual([listed.last_run_id, listed.last_status, listed.next_run_at], [run.id, 'submitted', '2031-03-04T05:15:00.000Z']);
 
       clock.set(at('2031-03-04T05:15:00.400Z'));
       assert.equal(await scheduler.tick(), 1);

@@ -68,7 +68,8 @@ export const ScheduledTask = Type.Object({
   next_run_at: Nullable(Timestamp),
   created_at: Timestamp,
   updated_at: Timestamp,
-  last_run_id: Type.Union([Type.Integer(), Type.Null()]),
+  /** The id of the task's latest run, as the runs list gives it. */
+  last_run_id: Nullable(Type.String()),
   last_start_time: Nullable(Timestamp),
   last_end_time: Nullable(Timestamp),
   last_status: Nullable(Type.String()),

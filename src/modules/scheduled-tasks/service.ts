@@ -76,7 +76,7 @@ export function taskView(task: store.TaskWithRoom) {
     next_run_at: task.nextRunAt?.toISOString() ?? null,
     created_at: task.createdAt.toISOString(),
     updated_at: task.updatedAt.toISOString(),
-    last_run_id: task.lastRun?.id ?? null,
+    last_run_id: task.lastRun ? String(task.lastRun.id) : null,
     last_start_time: task.lastRun?.startedAt?.toISOString() ?? null,
     last_end_time: task.lastRun?.completedAt?.toISOString() ?? null,
     last_status: task.lastRun?.status ?? null,
