@@ -40,8 +40,8 @@ export function feedRoutes(app: Api, ctx: AppContext): void {
     config: { auth: { permission: 'member' } },
     schema: { tags, summary: 'Fetch a feed, and what the caller may do with it', params: schema.FeedParams, response: { 200: schema.FeedWithRights } },
   }, async (request) => {
-    const feed = await service.getFeed(ctx, request.principal!, request.access!, request.params.feed_id);
-    return { feed: service.feedView(feed), rights: await service.allowedActions(ctx, request.principal!, request.access!, feed) };
+    const { feed, rights } = await service.getFeed(ctx, request.principal!, request.access!, request.params.feed_id);
+    return { feed: service.feedView(feed), rights };
   });
 
   app.put(`${feeds}/:feed_id`, {

@@ -128,14 +128,31 @@ function grantedFeed(principal: Principal, feed: store.FeedRow): boolean {
     && (principal.grants ?? []).some((g) => g.name === 'feed' && (g.scope === feed.id || g.scope === feed.name || g.scope === '*'));
 }
 
-/** Whether the feed's policy gives the caller `right` (one query; asked only when project roles do not already allow it). */
-async function policyAllows(ctx: AppContext, principal: Principal, access: ProjectAccess, feed: store.FeedRow, right: FeedRight): Promise<boolean> {
-  const held = await rolesOn(ctx, principal, access, FEED_RESOURCE, feed.id);
+/**
+ * One feed as one caller sees it in one call: the caller's roles on the feed's policy are read
+ * (one query) only when project roles do not already decide, and then once, however many checks
+ * the call makes (seeing the feed, then the action).
+ */
+interface FeedSeen {
+  row: store.FeedRow;
+  principal: Principal;
+  access: ProjectAccess;
+  policyRoles(): Promise<Set<string>>;
+}
+
+function seenBy(ctx: AppContext, principal: Principal, access: ProjectAccess, row: store.FeedRow): FeedSeen {
+  let held: Promise<Set<string>> | undefined;
+  return { row, principal, access, policyRoles: () => (held ??= rolesOn(ctx, principal, access, FEED_RESOURCE, row.id)) };
+}
+
+/** Whether the feed's policy gives the caller `right`. */
+async function policyAllows(feed: FeedSeen, right: FeedRight): Promise<boolean> {
+  const held = await feed.policyRoles();
   return FEED_ROLE_RIGHTS.some(([role, rights]) => held.has(role) && rights.includes(right));
 }
 
-async function visibleTo(ctx: AppContext, principal: Principal, access: ProjectAccess, feed: store.FeedRow): Promise<boolean> {
-  return feed.visibility !== 'private' || canSeePrivate(access) || grantedFeed(principal, feed) || policyAllows(ctx, principal, access, feed, 'see');
+async function visible(feed: FeedSeen): Promise<boolean> {
+  return feed.row.visibility !== 'private' || canSeePrivate(feed.access) || grantedFeed(feed.principal, feed.row) || policyAllows(feed, 'see');
 }
 
 /** What a caller does with a feed they can see. */
@@ -155,16 +172,17 @@ const FEED_ACTIONS: Readonly<Record<FeedAction, { role: Role; right: FeedRight }
  * token granted the feed (to publish), or by a role on the feed's policy whose rights carry it. The
  * policy is read (one query) only when project roles do not already allow every action asked.
  */
-export async function allowedActions(ctx: AppContext, principal: Principal, access: ProjectAccess, feed: store.FeedRow, actions: readonly FeedAction[] = Object.keys(FEED_ACTIONS) as FeedAction[]): Promise<FeedAction[]> {
-  if (principal.kind === 'participant') return actions.filter((action) => action === 'publish' && grantedFeed(principal, feed));
+async function allowedActions(feed: FeedSeen, actions: readonly FeedAction[] = Object.keys(FEED_ACTIONS) as FeedAction[]): Promise<FeedAction[]> {
+  const { principal, access } = feed;
+  if (principal.kind === 'participant') return actions.filter((action) => action === 'publish' && grantedFeed(principal, feed.row));
   const byRole = (action: FeedAction) => access.roles.has(FEED_ACTIONS[action].role);
-  const held = actions.every(byRole) ? new Set<string>() : await rolesOn(ctx, principal, access, FEED_RESOURCE, feed.id);
+  const held = actions.every(byRole) ? new Set<string>() : await feed.policyRoles();
   return actions.filter((action) => byRole(action) || FEED_ROLE_RIGHTS.some(([role, rights]) => held.has(role) && rights.includes(FEED_ACTIONS[action].right)));
 }
 
 /** Refuses an action the caller may not take, naming what would allow it. */
-async function mayDo(ctx: AppContext, principal: Principal, access: ProjectAccess, feed: store.FeedRow, action: FeedAction): Promise<void> {
-  if ((await allowedActions(ctx, principal, access, feed, [action])).length > 0) return;
+async function mayDo(feed: FeedSeen, action: FeedAction): Promise<void> {
+  if ((await allowedActions(feed, [action])).length > 0) return;
   const { role, right } = FEED_ACTIONS[action];
   const roles = FEED_ROLE_RIGHTS.filter(([, rights]) => rights.includes(right)).map(([name]) => name).join(' or ');
   throw forbidden(`This needs the ${role} project role or the ${roles} role on the feed's policy${action === 'publish' ? ', or a participant token granted the feed' : ''}`);
@@ -197,10 +215,17 @@ export async function createFeed(ctx: AppContext, projectId: string, input: Feed
 }
 
 /** A feed the caller can see; 404 for one it cannot (or that is missing). */
-export async function getFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string): Promise<store.FeedRow> {
-  const feed = await store.findFeed(ctx.db, access.projectId, feedId);
-  if (!feed || !(await visibleTo(ctx, principal, access, feed))) throw notFound('Feed');
+async function seeFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string): Promise<FeedSeen> {
+  const row = await store.findFeed(ctx.db, access.projectId, feedId);
+  const feed = row && seenBy(ctx, principal, access, row);
+  if (!feed || !(await visible(feed))) throw notFound('Feed');
   return feed;
+}
+
+/** A feed the caller can see (404 otherwise), and what they may do with it. */
+export async function getFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string): Promise<{ feed: store.FeedRow; rights: FeedAction[] }> {
+  const feed = await seeFeed(ctx, principal, access, feedId);
+  return { feed: feed.row, rights: await allowedActions(feed) };
 }
 
 /** A feed by id, for resource policies (any text may arrive as an id there). */
@@ -230,7 +255,7 @@ export async function listRoomFeeds(ctx: AppContext, principal: Principal, acces
  * effect for the next publish. Resuming a paused feed sends its waiting messages on at once.
  */
 export async function updateFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, input: FeedInput): Promise<store.FeedRow> {
-  await mayDo(ctx, principal, access, await getFeed(ctx, principal, access, feedId), 'manage');
+  await mayDo(await seeFeed(ctx, principal, access, feedId), 'manage');
   const { projectId } = access;
   return ctx.db.transaction(async (tx) => {
     const current = await store.findFeed(tx, projectId, feedId);
@@ -258,7 +283,7 @@ export async function updateFeed(ctx: AppContext, principal: Principal, access: 
 }
 
 export async function deleteFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string): Promise<void> {
-  await mayDo(ctx, principal, access, await getFeed(ctx, principal, access, feedId), 'manage');
+  await mayDo(await seeFeed(ctx, principal, access, feedId), 'manage');
   await ctx.db.transaction(async (tx) => {
     if (!(await store.deleteFeed(tx, access.projectId, feedId))) throw notFound('Feed');
     await forgetResource(tx, access.projectId, FEED_RESOURCE, feedId);
@@ -301,10 +326,10 @@ async function publishChecked(ctx: AppContext, db: Db, feed: store.FeedRow, mess
 
 /** Publishing by a caller: one message, or a batch (all or nothing). */
 export async function publish(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, messages: readonly unknown[], batch: boolean): Promise<PublishedMessage[]> {
-  const feed = await getFeed(ctx, principal, access, feedId);
-  await mayDo(ctx, principal, access, feed, 'publish');
+  const feed = await seeFeed(ctx, principal, access, feedId);
+  await mayDo(feed, 'publish');
   if (!batch && messages[0] === undefined) throw badRequest('The body must be the message: a JSON value');
-  return publishChecked(ctx, ctx.db, feed, messages, batch);
+  return publishChecked(ctx, ctx.db, feed.row, messages, batch);
 }
 
 /**
@@ -337,10 +362,10 @@ export async function feedExists(ctx: AppContext, projectId: string, feedId: str
  * or a role on the feed's policy); for a create or a change, not paused.
  */
 async function subscribedFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, action: 'create' | 'read' | 'change'): Promise<store.FeedRow> {
-  const feed = await getFeed(ctx, principal, access, feedId);
-  await mayDo(ctx, principal, access, feed, action === 'read' ? 'read_subscriptions' : action === 'create' ? 'add_subscription' : 'change_subscriptions');
-  if (action !== 'read' && feed.paused) throw conflict(`The feed ${JSON.stringify(feed.name)} is paused: its subscriptions cannot change until it is resumed`);
-  return feed;
+  const feed = await seeFeed(ctx, principal, access, feedId);
+  await mayDo(feed, action === 'read' ? 'read_subscriptions' : action === 'create' ? 'add_subscription' : 'change_subscriptions');
+  if (action !== 'read' && feed.row.paused) throw conflict(`The feed ${JSON.stringify(feed.row.name)} is paused: its subscriptions cannot change until it is resumed`);
+  return feed.row;
 }
 
 export interface SubscriptionInput {
