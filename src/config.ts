@@ -174,6 +174,10 @@ export const SETTINGS = {
     }),
   },
   jobs: {
+    worker: setting({
+      env: 'ATRIUM_JOBS_WORKER', group: JOBS, kind: boolean(), default: 'true',
+      description: 'Run the background work on this instance: the outbox worker (webhook deliveries, pricing, feed fan-out, room-server calls) and the scheduler. `false` for instances that only serve requests, such as those in front of the LLM proxy, so that calls do not share their event loop with that work; other instances on the same PostgreSQL database must then run it. Needs `DATABASE_URL`.',
+    }),
     pollMs: setting({
       env: 'ATRIUM_JOBS_POLL_MS', group: JOBS, kind: integer(0, 999_999, { unit: 'milliseconds' }), default: '1000',
       description: 'How often an idle worker looks for due jobs it was not woken for, such as retries.',
@@ -361,6 +365,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
       + 'password-reset links, so it is only for a server that no one else can reach. '
       + `Set ATRIUM_SMTP_URL to send real mail, or HOST=127.0.0.1 to serve this machine only, or ${off}`,
     );
+  }
+  if (!values.jobs.worker && values.databaseUrl === undefined) {
+    problems.push('ATRIUM_JOBS_WORKER=false needs PostgreSQL (DATABASE_URL): with the embedded database this is the only instance, so nothing would deliver webhooks, price usage or run schedules');
   }
   if (problems.length > 0) throw invalid(problems);
   return {

@@ -104,7 +104,10 @@ export interface ServiceOptions {
   workers?: (ctx: AppContext) => Background[];
 }
 
-/** Starts the HTTP server and background workers (`defaultWorkers` unless `workers` is given); `close()` drains requests, then the database. */
+/**
+ * Starts the HTTP server and background workers (`defaultWorkers` unless `workers` is given; none
+ * with ATRIUM_JOBS_WORKER=false); `close()` drains requests, then the database.
+ */
 export async function startService(config: Config, options: ServiceOptions = {}): Promise<RunningService> {
   const modules = options.modules ?? allModules;
   const ctx = await openContext(config, options.log, modules);
@@ -126,7 +129,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
     await ctx.database.close();
     throw error;
   }
-  for (const worker of workers) worker.start();
+  // Built either way, so that an invalid schedule stops every instance's boot alike.
+  if (config.jobs.worker) for (const worker of workers) worker.start();
+  else ctx.log.info('background work is off on this instance (ATRIUM_JOBS_WORKER=false): other instances run it');
   ctx.keys.start(config.keys.refreshMs, (error) => ctx.log.error({ err: error }, 'signing keys refresh failed'));
   const address = built.app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

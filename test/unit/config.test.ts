@@ -37,7 +37,7 @@ test('defaults: the embedded quick start on this machine only', () => {
   assert.equal(config.trustProxy, false);
   assert.deepEqual(config.signin, { emailLogin: true, upstream: [], limits: { perAccount: 10, perIp: 100, tokenPerIp: 600, devicePerIp: 30, windowMs: 15 * 60_000 } });
   assert.deepEqual(config.mail, { smtpUrl: undefined, from: 'Atrium <no-reply@localhost>', devMailbox: true, transport: 'outbox' });
-  assert.deepEqual(config.jobs, { pollMs: 1000, batchSize: 500, concurrency: 1000, poolSize: 4, leaseMs: 30_000 });
+  assert.deepEqual(config.jobs, { worker: true, pollMs: 1000, batchSize: 500, concurrency: 1000, poolSize: 4, leaseMs: 30_000 });
   assert.deepEqual(config.webhooks, {
     allowPrivate: true,
     timeoutMs: 15_000,
@@ -131,6 +131,13 @@ test('a bad secret is named but its value never repeated', () => {
 test('email sign-in without a way to send mail is refused', () => {
   assert.match(configError({ ATRIUM_DEV_MAILBOX: 'false' }), /ATRIUM_EMAIL_LOGIN.*needs a way to send mail: set ATRIUM_SMTP_URL/);
   assert.equal(loadConfig({ ATRIUM_DEV_MAILBOX: 'false', ATRIUM_EMAIL_LOGIN: 'false' }).mail.transport, 'none');
+});
+
+test('an instance without background work needs PostgreSQL, where other instances can do it', () => {
+  assert.match(configError({ ATRIUM_JOBS_WORKER: 'false' }), /ATRIUM_JOBS_WORKER=false needs PostgreSQL \(DATABASE_URL\): with the embedded database this is the only instance/);
+  assert.equal(loadConfig({ ATRIUM_JOBS_WORKER: 'false', DATABASE_URL: 'postgres://db/atrium' }).jobs.worker, false);
+  assert.equal(loadConfig({}).jobs.worker, true);
+  assert.match(configError({ ATRIUM_JOBS_WORKER: 'sometimes', DATABASE_URL: 'postgres://db/atrium' }), /ATRIUM_JOBS_WORKER/);
 });
 
 test('the development mailbox is refused on an address that serves the network', () => {
