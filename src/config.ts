@@ -176,7 +176,7 @@ export const SETTINGS = {
   jobs: {
     worker: setting({
       env: 'ATRIUM_JOBS_WORKER', group: JOBS, kind: boolean(), default: 'true',
-      description: 'Run the background work on this instance: the outbox worker (webhook deliveries, pricing, feed fan-out, room-server calls) and the scheduler. `false` for instances that only serve requests, such as those in front of the LLM proxy, so that calls do not share their event loop with that work; other instances on the same PostgreSQL database must then run it. Needs `DATABASE_URL`.',
+      description: 'Run the background work on this instance: the outbox worker (webhook deliveries, pricing, feed fan-out, room-server calls) and the scheduler. `false` for instances that only serve requests, to size request and background capacity apart or to keep a burst of background work away from requests; other instances on the same PostgreSQL database must then run it (docs/operations.md). Needs `DATABASE_URL`.',
     }),
     pollMs: setting({
       env: 'ATRIUM_JOBS_POLL_MS', group: JOBS, kind: integer(0, 999_999, { unit: 'milliseconds' }), default: '1000',
