@@ -41,8 +41,8 @@ const eventValues = (projectId: string, id: string, data: unknown) => ({ event_p
 export class Events {
   readonly #definitions: ReadonlyMap<string, EventDefinition>;
   readonly #consumers: EventConsumer[] = [];
-  /** Emitting statements by event type and cause; a fan-out depends only on the event's definition. */
-  readonly #statements = new Map<string, CompiledSql>();
+  /** Emitting statements by event type and cause name, with the cause's builder; a fan-out depends only on the event's definition. */
+  readonly #statements = new Map<string, { statement: CompiledSql; builder: unknown }>();
 
   constructor(definitions: readonly EventDefinition[]) {
     const byType = new Map<string, EventDefinition>();
@@ -74,7 +74,7 @@ export class Events {
    */
   async emit<T>(tx: Db, projectId: string, definition: EventDefinition<T>, data: T): Promise<string | undefined> {
     const id = randomUUID();
-    const statement = this.#statement(definition, '', () => ({ events: oneEvent(sql`true`) }));
+    const statement = this.#statement(definition, '', undefined, () => ({ events: oneEvent(sql`true`) }));
     const { stored } = await this.#run(tx, statement, eventValues(projectId, id, data));
     return stored > 0 ? id : undefined;
   }
@@ -86,7 +86,7 @@ export class Events {
    */
   async emitWithCause<T>(db: Db, projectId: string, definition: EventDefinition<T>, data: T, cause: EventCause<SingleCause>): Promise<{ eventId: string | undefined; row: Record<string, unknown> }> {
     const id = randomUUID();
-    const statement = this.#statement(definition, cause.name, () => {
+    const statement = this.#statement(definition, cause.name, cause.build, () => {
       const parts = cause.build();
       return { ctes: parts.ctes, events: oneEvent(parts.happened), result: parts.result };
     });
@@ -100,7 +100,7 @@ export class Events {
    * were stored and the result columns.
    */
   async emitEachWithCause<T>(db: Db, projectId: string, definition: EventDefinition<T>, cause: EventCause<ManyCause>): Promise<{ stored: number; row: Record<string, unknown> }> {
-    const statement = this.#statement(definition, cause.name, () => cause.build());
+    const statement = this.#statement(definition, cause.name, cause.build, () => cause.build());
     return this.#run(db, statement, { ...cause.values, event_project_id: projectId });
   }
 
@@ -109,12 +109,20 @@ export class Events {
     return { stored: Number(row.stored), row };
   }
 
-  /** The emitting statement of this event type and cause, built on first use. */
-  #statement(definition: EventDefinition<unknown>, causeName: string, source: () => { ctes?: SQL; events: SQL; result?: SQL }): CompiledSql {
+  /**
+   * The emitting statement of this event type and cause, built on first use. Two causes under one
+   * name would silently share the first one's text, so a second builder under a name is refused.
+   */
+  #statement(definition: EventDefinition<unknown>, causeName: string, builder: unknown, source: () => { ctes?: SQL; events: SQL; result?: SQL }): CompiledSql {
     if (this.#definitions.get(definition.type) !== definition) throw new Error(`Event type ${definition.type} is not in the catalogue`);
     const key = `${definition.type}\n${causeName}`;
-    let statement = this.#statements.get(key);
-    if (!statement) this.#statements.set(key, (statement = new CompiledSql(this.#build(definition as EventDefinition, source()))));
+    const cached = this.#statements.get(key);
+    if (cached) {
+      if (cached.builder !== builder) throw new Error(`Two causes of ${definition.type} are named ${JSON.stringify(causeName)}: give each its own name`);
+      return cached.statement;
+    }
+    const statement = new CompiledSql(this.#build(definition as EventDefinition, source()));
+    this.#statements.set(key, { statement, builder });
     return statement;
   }
 
