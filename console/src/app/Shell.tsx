@@ -9,10 +9,7 @@ import { api, unwrap } from '../api.ts';
 import { signOut } from '../auth/session.ts';
 import { navigation } from '../families/index.ts';
 import { FormModal } from '../ui/FormModal.tsx';
-import { invalidate, projectKey } from './query.ts';
-
-export const projectsQuery = { queryKey: ['projects'], queryFn: () => unwrap(api.GET('/accounts/projects')) } as const;
-export const meQuery = { queryKey: ['me'], queryFn: () => unwrap(api.GET('/accounts/profiles/{user_id}', { params: { path: { user_id: 'me' } } })) } as const;
+import { invalidate, meQuery, projectsQuery, roleQuery } from './query.ts';
 
 function ColorScheme() {
   const { colorScheme, setColorScheme } = useMantineColorScheme();
@@ -85,7 +82,7 @@ function UserMenu() {
 
 function ProjectNav({ projectId, close }: { projectId: string; close: () => void }) {
   const { pathname } = useLocation();
-  const role = useQuery({ queryKey: projectKey(projectId, 'role'), queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/role', { params: { path: { project_id: projectId } } })) });
+  const role = useQuery(roleQuery(projectId));
   const roles = new Set(role.data?.roles ?? []);
   const base = `/p/${projectId}`;
   return (

@@ -4,9 +4,9 @@ import { Alert, Center, Loader } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { createContext, useContext } from 'react';
 import { Outlet, useParams } from 'react-router';
-import { api, unwrap, type Project, type Role } from '../api.ts';
+import type { Project, Role } from '../api.ts';
 import { errorText } from '../ui/feedback.tsx';
-import { projectKey } from './query.ts';
+import { projectQuery, roleQuery } from './query.ts';
 
 export interface ProjectAccess {
   projectId: string;
@@ -26,9 +26,8 @@ export function useProject(): ProjectAccess {
 
 export function ProjectScope() {
   const projectId = useParams().projectId!;
-  const params = { params: { path: { project_id: projectId } } };
-  const project = useQuery({ queryKey: projectKey(projectId), queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}', params)) });
-  const role = useQuery({ queryKey: projectKey(projectId, 'role'), queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/role', params)) });
+  const project = useQuery(projectQuery(projectId));
+  const role = useQuery(roleQuery(projectId));
   if (project.error || role.error) return <Alert color="red" title="This project cannot be opened">{errorText(project.error ?? role.error)}</Alert>;
   if (!project.data || !role.data) return <Center h={200}><Loader aria-label="Loading the project" /></Center>;
   const roles = new Set(role.data.roles);

@@ -1,7 +1,7 @@
 // Server state: one TanStack Query client; keys start with the project they belong to, so a change
 // invalidates exactly its family's lists and details.
 import { QueryClient } from '@tanstack/react-query';
-import { ApiError } from '../api.ts';
+import { api, ApiError, unwrap } from '../api.ts';
 
 export const queryClient = new QueryClient({
   defaultOptions: {
@@ -17,3 +17,17 @@ export const queryClient = new QueryClient({
 export const projectKey = (projectId: string, ...rest: unknown[]) => ['projects', projectId, ...rest] as const;
 
 export const invalidate = (key: readonly unknown[]) => queryClient.invalidateQueries({ queryKey: key });
+
+// What the shell and a project's pages need on every page. The router's loaders start them while
+// the page's code is still loading (router.tsx), so the first page does not wait for its code and
+// then for its data.
+export const projectsQuery = { queryKey: ['projects'], queryFn: () => unwrap(api.GET('/accounts/projects')) } as const;
+export const meQuery = { queryKey: ['me'], queryFn: () => unwrap(api.GET('/accounts/profiles/{user_id}', { params: { path: { user_id: 'me' } } })) } as const;
+export const projectQuery = (projectId: string) => ({
+  queryKey: projectKey(projectId),
+  queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}', { params: { path: { project_id: projectId } } })),
+});
+export const roleQuery = (projectId: string) => ({
+  queryKey: projectKey(projectId, 'role'),
+  queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/role', { params: { path: { project_id: projectId } } })),
+});

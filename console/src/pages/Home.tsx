@@ -3,7 +3,8 @@ import { Button, Center, Loader, Stack, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Navigate } from 'react-router';
-import { NewProjectModal, projectsQuery } from '../app/Shell.tsx';
+import { projectsQuery } from '../app/query.ts';
+import { NewProjectModal } from '../app/Shell.tsx';
 import { ErrorAlert } from '../ui/feedback.tsx';
 
 export default function Home() {

@@ -5,8 +5,7 @@ import { notifications } from '@mantine/notifications';
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { api, unwrap } from '../api.ts';
-import { invalidate } from '../app/query.ts';
-import { meQuery } from '../app/Shell.tsx';
+import { invalidate, meQuery } from '../app/query.ts';
 import { Facts } from '../ui/actions.tsx';
 import { ErrorAlert } from '../ui/feedback.tsx';
 
