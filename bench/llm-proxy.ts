@@ -12,9 +12,13 @@
 //     the latency the proxy adds to a call, not its throughput. The plain calls' added latency is
 //     taken per call, less the time the model says it took (`openai-processing-ms`).
 // Every proxied call also writes its usage record (after the answer), as in production.
+// A bare Node proxy (bench/llm-proxy-bare.ts: Fastify and an undici pool, nothing else) stands beside
+// them with one caller and at a model's pace: what any proxy in Node adds on this machine, so that
+// Atrium's own share is the difference.
+import { join } from 'node:path';
 import { request } from 'undici';
 import { startFakeUpstream } from '../test/support/llm-upstream.ts';
-import type { BenchContext, Engine } from './lib.ts';
+import { cleanEnv, freePort, repoRoot, spawnChild, stopChild, waitReady, type BenchContext, type Engine } from './lib.ts';
 
 const THINK_MS = Number(process.env.BENCH_LLM_THINK_MS ?? 250);
 const chatBody = (model: string, stream = false) => JSON.stringify({ model, ...(stream ? { stream } : {}), messages: [{ role: 'user', content: 'Hello' }] });
@@ -66,10 +70,19 @@ async function firstBytes(url: string, headers: Record<string, string>, model: s
   return samples.sort((a, b) => a - b);
 }
 
+async function startBareProxy(upstreamUrl: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
+  const port = await freePort();
+  const child = spawnChild([process.execPath, join(repoRoot, 'bench', 'llm-proxy-bare.ts')], cleanEnv({ BARE_PORT: String(port), BARE_UPSTREAM: `${upstreamUrl}/v1` }));
+  const url = `http://127.0.0.1:${port}`;
+  await waitReady(child, `${url}/healthz`, 'bare LLM proxy');
+  return { url, pid: child.pid!, stop: () => stopChild(child) };
+}
+
 export async function run(context: BenchContext): Promise<object> {
   const engine: Engine = context.engines.includes('postgres') ? 'postgres' : 'pglite';
   const upstream = await startFakeUpstream();
   const atrium = await context.startAtrium(engine, { ATRIUM_OPENAI_BASE_URL: `${upstream.url}/v1`, ATRIUM_OPENAI_API_KEY: 'sk-bench' });
+  const bare = await startBareProxy(upstream.url);
   try {
     const auth = { authorization: `Bearer ${atrium.tenant.api_key}`, 'content-type': 'application/json' };
     context.log(`llm-proxy: plain calls, direct vs proxied (${engine})`);
@@ -79,8 +92,9 @@ export async function run(context: BenchContext): Promise<object> {
     ]);
     // The same with one caller: the proxy's own cost per call, without the queue that 50 callers
     // build on two shared cores.
-    const [directAlone, proxiedAlone] = await context.measureSideBySide([
+    const [directAlone, bareAlone, proxiedAlone] = await context.measureSideBySide([
       { url: upstream.url, scenario: { name: 'one caller: chat completion, direct', method: 'POST', path: '/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: BODY, connections: 1 } },
+      { url: bare.url, scenario: { name: 'one caller: chat completion through a bare Node proxy', method: 'POST', path: '/openai/v1/chat/completions', headers: { 'content-type': 'application/json' }, body: BODY, pid: bare.pid, connections: 1 } },
       { url: atrium.url, scenario: { name: 'one caller: chat completion through the proxy', method: 'POST', path: '/openai/v1/chat/completions', headers: auth, body: BODY, pid: atrium.pid, connections: 1 } },
     ]);
     context.log(`llm-proxy: ${context.connections} callers at a model's pace (${THINK_MS} ms per answer)`);
@@ -90,17 +104,20 @@ export async function run(context: BenchContext): Promise<object> {
     ]);
     context.log('llm-proxy: time to first byte of streamed calls');
     const slice = Math.max(1, context.duration / context.rounds);
-    const ttfb = { direct: [] as number[], proxied: [] as number[], directPaced: [] as number[], proxiedPaced: [] as number[] };
-    const overheads = { direct: [] as number[], proxied: [] as number[] };
+    const ttfb = { direct: [] as number[], proxied: [] as number[], directPaced: [] as number[], barePaced: [] as number[], proxiedPaced: [] as number[] };
+    const overheads = { direct: [] as number[], bare: [] as number[], proxied: [] as number[] };
     const directUrl = `${upstream.url}/v1/chat/completions`;
+    const bareUrl = `${bare.url}/openai/v1/chat/completions`;
     const proxiedUrl = `${atrium.url}/openai/v1/chat/completions`;
     const bearer = { authorization: auth.authorization };
     for (let round = 0; round < context.rounds; round += 1) {
       ttfb.direct.push(...await firstBytes(directUrl, {}, 'fake-bench', context.connections, slice));
       ttfb.proxied.push(...await firstBytes(proxiedUrl, bearer, 'fake-bench', context.connections, slice));
       ttfb.directPaced.push(...await firstBytes(directUrl, {}, PACED_MODEL, context.connections, slice));
+      ttfb.barePaced.push(...await firstBytes(bareUrl, {}, PACED_MODEL, context.connections, slice));
       ttfb.proxiedPaced.push(...await firstBytes(proxiedUrl, bearer, PACED_MODEL, context.connections, slice));
       overheads.direct.push(...await pacedOverheads(directUrl, {}, context.connections, slice));
+      overheads.bare.push(...await pacedOverheads(bareUrl, {}, context.connections, slice));
       overheads.proxied.push(...await pacedOverheads(proxiedUrl, bearer, context.connections, slice));
     }
     for (const list of [...Object.values(ttfb), ...Object.values(overheads)]) list.sort((a, b) => a - b);
@@ -119,21 +136,41 @@ export async function run(context: BenchContext): Promise<object> {
       pacedTtfbP50Ms: addedAt(50, ttfb.proxiedPaced, ttfb.directPaced),
       pacedTtfbP99Ms: addedAt(99, ttfb.proxiedPaced, ttfb.directPaced),
     };
+    // What the bare Node proxy adds under the same conditions, and Atrium's proxy beyond it.
+    const bareAdded = {
+      aloneP50Ms: round2(bareAlone!.p50 - directAlone!.p50),
+      aloneP99Ms: round2(bareAlone!.p99 - directAlone!.p99),
+      pacedP50Ms: addedAt(50, overheads.bare, overheads.direct),
+      pacedP99Ms: addedAt(99, overheads.bare, overheads.direct),
+      pacedTtfbP50Ms: addedAt(50, ttfb.barePaced, ttfb.directPaced),
+      pacedTtfbP99Ms: addedAt(99, ttfb.barePaced, ttfb.directPaced),
+    };
+    const overBare = {
+      aloneP50Ms: round2(proxiedAlone!.p50 - bareAlone!.p50),
+      pacedP50Ms: addedAt(50, overheads.proxied, overheads.bare),
+      pacedP99Ms: addedAt(99, overheads.proxied, overheads.bare),
+    };
     const streamed = (list: number[]) => ({ calls: list.length, p50: round2(percentile(list, 50)), p99: round2(percentile(list, 99)) });
     return {
-      scenarios: [direct, proxied, directAlone, proxiedAlone, directPaced, proxiedPaced],
-      streamed: { callers: context.connections, direct: streamed(ttfb.direct), proxied: streamed(ttfb.proxied), directPaced: streamed(ttfb.directPaced), proxiedPaced: streamed(ttfb.proxiedPaced) },
-      pacedOverheads: { direct: streamed(overheads.direct), proxied: streamed(overheads.proxied) },
+      scenarios: [direct, proxied, directAlone, bareAlone, proxiedAlone, directPaced, proxiedPaced],
+      streamed: { callers: context.connections, direct: streamed(ttfb.direct), proxied: streamed(ttfb.proxied), directPaced: streamed(ttfb.directPaced), barePaced: streamed(ttfb.barePaced), proxiedPaced: streamed(ttfb.proxiedPaced) },
+      pacedOverheads: { direct: streamed(overheads.direct), bare: streamed(overheads.bare), proxied: streamed(overheads.proxied) },
       added,
+      bareAdded,
+      overBare,
       notes: `Added by the proxy (${engine}, ${context.connections} callers, targets p50 ≤ 2 ms and p99 ≤ 10 ms), at a model's pace (the fake answers after ${THINK_MS} ms ± 20 %, so ${context.connections} calls are in flight): `
         + `plain p50 ${added.pacedP50Ms} ms, p99 ${added.pacedP99Ms} ms (${overheads.proxied.length} calls, each less the model's own time; direct ${round2(percentile(overheads.direct, 50))} / ${round2(percentile(overheads.direct, 99))} ms, proxied ${round2(percentile(overheads.proxied, 50))} / ${round2(percentile(overheads.proxied, 99))} ms); `
         + `streamed time to first byte p50 ${added.pacedTtfbP50Ms} ms, p99 ${added.pacedTtfbP99Ms} ms. `
         + `Saturated (the fake answers at once and ${context.connections} callers send as fast as they can, which measures throughput): plain p50 ${added.plainP50Ms} ms, p99 ${added.plainP99Ms} ms; `
         + `streamed time to first byte p50 ${added.ttfbP50Ms} ms, p99 ${added.ttfbP99Ms} ms: there the added latency is queueing, since each proxied call costs the server about a millisecond of CPU `
         + '(the usage record, its event and its pricing are written after the answer) and two cores shared with the load generator, the fake upstream and PostgreSQL serve about a thousand calls a second. '
-        + `With one caller (no queue): plain p50 ${added.aloneP50Ms} ms, p99 ${added.aloneP99Ms} ms.`,
+        + `With one caller (no queue): plain p50 ${added.aloneP50Ms} ms, p99 ${added.aloneP99Ms} ms. `
+        + `A bare Node proxy (Fastify and an undici pool, nothing else) under the same conditions adds, at a model's pace, p50 ${bareAdded.pacedP50Ms} ms and p99 ${bareAdded.pacedP99Ms} ms `
+        + `(streamed first byte ${bareAdded.pacedTtfbP50Ms} / ${bareAdded.pacedTtfbP99Ms} ms), and with one caller p50 ${bareAdded.aloneP50Ms} ms: `
+        + `Atrium's proxy adds p50 ${overBare.pacedP50Ms} ms and p99 ${overBare.pacedP99Ms} ms beyond it at a model's pace, p50 ${overBare.aloneP50Ms} ms with one caller.`,
     };
   } finally {
+    await bare.stop();
     await atrium.stop();
     await upstream.close();
   }
