@@ -214,15 +214,19 @@ type MergedLine = Omit<RollupLine, 'hour'> & { at: Date; requests: number };
 /** Sums lines that fall in one rollup row (one statement may touch a row only once). */
 function mergeRollup(lines: readonly RollupLine[], grain: (line: RollupLine) => Date): MergedLine[] {
   const merged = new Map<string, MergedLine>();
-  for (const { hour, ...l } of lines) {
-    const at = grain({ hour, ...l });
-    const key = JSON.stringify([l.projectId, at.getTime(), l.provider, l.model, l.usageType, l.userKey, l.room]);
+  for (const line of lines) {
+    const at = grain(line);
+    // PostgreSQL text cannot hold NUL, so NUL separates the parts of the key unambiguously.
+    const key = `${line.projectId}\0${at.getTime()}\0${line.provider}\0${line.model}\0${line.usageType}\0${line.userKey}\0${line.room}`;
     const row = merged.get(key);
     if (row) {
-      row.quantity += l.quantity;
-      row.costMicros += l.costMicros;
+      row.quantity += line.quantity;
+      row.costMicros += line.costMicros;
       row.requests += 1;
-    } else merged.set(key, { ...l, at, requests: 1 });
+    } else {
+      const { hour: _hour, ...dimensions } = line;
+      merged.set(key, { ...dimensions, at, requests: 1 });
+    }
   }
   return [...merged.values()];
 }

@@ -35,26 +35,55 @@ export const Ok = Type.Object({ ok: Type.Boolean() });
 export const OK = { ok: true } as const;
 
 // Parsed JSON, query strings and params are plain objects; a streamed body (uploads) is not walked.
-const isPlainObject = (value: unknown): value is Record<string, unknown> =>
-  value !== null && typeof value === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(value));
+const isPlainObject = (value: unknown): value is Record<string, unknown> => {
+  if (value === null || typeof value !== 'object') return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+};
+
+const badText = (text: string) => !text.isWellFormed() || text.includes('\u0000');
 
 /**
  * Where a request value holds text no route should store: a string (or object key) that is not
  * well-formed Unicode (a lone UTF-16 surrogate) or contains NUL. Returns the path of the first such
  * value (`body.metadata.name`), or undefined. Checked for params, query and body of every route
- * before validation, so every name, id and free text the API accepts is well-formed.
+ * before validation, so every name, id and free text the API accepts is well-formed. Every request
+ * pays for the check, so it first walks the value without building paths, and only a value that
+ * fails is walked again to name the place.
  */
 export function illFormedText(value: unknown, where: string): string | undefined {
+  return holdsIllFormedText(value) ? pathOfIllFormedText(value, where) : undefined;
+}
+
+function holdsIllFormedText(value: unknown): boolean {
+  const stack = [value];
+  while (stack.length > 0) {
+    const current = stack.pop();
+    if (typeof current === 'string') {
+      if (badText(current)) return true;
+    } else if (Array.isArray(current)) {
+      for (const item of current) stack.push(item);
+    } else if (isPlainObject(current)) {
+      for (const key in current) {
+        if (badText(key)) return true;
+        stack.push(current[key]);
+      }
+    }
+  }
+  return false;
+}
+
+function pathOfIllFormedText(value: unknown, where: string): string | undefined {
   const stack: [unknown, string][] = [[value, where]];
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     const [current, path] = item;
     if (typeof current === 'string') {
-      if (!current.isWellFormed() || current.includes('\u0000')) return path;
+      if (badText(current)) return path;
     } else if (Array.isArray(current)) {
       current.forEach((v, i) => stack.push([v, `${path}[${i}]`]));
     } else if (isPlainObject(current)) {
       for (const [key, v] of Object.entries(current)) {
-        if (!key.isWellFormed() || key.includes('\u0000')) return `${path} (a key)`;
+        if (badText(key)) return `${path} (a key)`;
         stack.push([v, `${path}.${key}`]);
       }
     }
