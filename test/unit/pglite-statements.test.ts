@@ -112,7 +112,7 @@ test('a schema change between runs of the same text is picked up', async () => {
 
 test('the least recently used statements are evicted and closed', async () => {
   await client.exec('deallocate all');
-  const q = preparedStatements(client, 2);
+  const q = preparedStatements(client, { capacity: 2 });
   const a = 'select 1 as a', b = 'select 2 as b', c = 'select 3 as c';
   await q.query(a);
   await q.query(b);

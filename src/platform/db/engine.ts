@@ -29,6 +29,12 @@ export interface Database {
   ping(): Promise<void>;
   /** LISTEN on a channel (NOTIFY is sent on commit, to every instance); resolves to an unlisten. */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * How many statements the application has sent through `db` and `background` so far (not the
+   * BEGIN and COMMIT of transactions, nor migrations): what a path costs in statements, which tests
+   * pin for the hot paths (test/integration/statement-counts.test.ts).
+   */
+  statementsSent(): number;
   close(): Promise<void>;
 }
 
@@ -73,7 +79,8 @@ async function openPglite(dataDir: string): Promise<Database> {
     throw error;
   }
   // Every query a named prepared statement, as on PostgreSQL (`preparing` below).
-  const db = drizzlePglite({ client: preparedStatements(client) as PGlite }) as unknown as Db;
+  let sent = 0;
+  const db = drizzlePglite({ client: preparedStatements(client, { onStatement: () => { sent += 1; } }) as PGlite }) as unknown as Db;
   return {
     engine: 'pglite',
     db,
@@ -85,6 +92,7 @@ async function openPglite(dataDir: string): Promise<Database> {
       })),
     ping: async () => { await client.query('select 1'); },
     listen: (channel, onNotify) => client.listen(channel, onNotify),
+    statementsSent: () => sent,
     close: async () => {
       try {
         await client.close();
@@ -104,18 +112,20 @@ async function openPglite(dataDir: string): Promise<Database> {
  * re-prepares by itself when a schema change invalidates a cached plan. Transactions and
  * savepoints hand their scoped clients through the same wrapper.
  */
-function preparing(client: postgres.Sql): postgres.Sql {
+function preparing(client: postgres.Sql, onStatement: () => void): postgres.Sql {
   const wrapScoped = (run: (...args: unknown[]) => unknown) => (...args: unknown[]) => {
     const fn = args.at(-1);
     if (typeof fn !== 'function') return run(...args);
-    return run(...args.slice(0, -1), (scoped: postgres.Sql) => (fn as (c: postgres.Sql) => unknown)(preparing(scoped)));
+    return run(...args.slice(0, -1), (scoped: postgres.Sql) => (fn as (c: postgres.Sql) => unknown)(preparing(scoped, onStatement)));
   };
   return new Proxy(client, {
     get(target, property) {
       const value = Reflect.get(target, property, target) as unknown;
       if (property === 'unsafe') {
-        return (query: string, params?: unknown[], options?: Record<string, unknown>) =>
-          target.unsafe(query, params as never, { ...options, prepare: true });
+        return (query: string, params?: unknown[], options?: Record<string, unknown>) => {
+          onStatement();
+          return target.unsafe(query, params as never, { ...options, prepare: true });
+        };
       }
       if ((property === 'begin' || property === 'savepoint') && typeof value === 'function') {
         return wrapScoped((value as (...args: unknown[]) => unknown).bind(target));
@@ -136,11 +146,13 @@ async function openPostgres(url: string, poolSize: number, backgroundPoolSize: n
     onnotice: () => {},
     connection: { application_name: 'atrium-background' },
   });
-  const db = drizzlePostgres(preparing(sql)) as unknown as Db;
+  let sent = 0;
+  const onStatement = () => { sent += 1; };
+  const db = drizzlePostgres(preparing(sql, onStatement)) as unknown as Db;
   return {
     engine: 'postgres',
     db,
-    background: drizzlePostgres(preparing(backgroundSql)) as unknown as Db,
+    background: drizzlePostgres(preparing(backgroundSql, onStatement)) as unknown as Db,
     scriptTransaction: (fn) =>
       sql.begin(async (tx) => fn(async (text) => [...(await tx.unsafe(text))] as Record<string, unknown>[])) as Promise<never>,
     ping: async () => { await sql`select 1`; },
@@ -148,6 +160,7 @@ async function openPostgres(url: string, poolSize: number, backgroundPoolSize: n
       const { unlisten } = await sql.listen(channel, onNotify);
       return unlisten;
     },
+    statementsSent: () => sent,
     close: async () => {
       await Promise.all([sql.end({ timeout: 5 }), backgroundSql.end({ timeout: 5 })]);
     },

@@ -41,7 +41,8 @@ let counter = 0;
  * after a query outside a transaction, serializers by parameter type, parsers and rowMode, and its
  * errors (DatabaseError with `query`, `params` and `queryOptions` set).
  */
-export function preparedStatements(client: PGlite, capacity = 256): PgliteQueries {
+export function preparedStatements(client: PGlite, options: { capacity?: number; onStatement?: () => void } = {}): PgliteQueries {
+  const { capacity = 256, onStatement } = options;
   const statements = new Map<string, Statement>();
   const closing: string[] = [];
 
@@ -87,6 +88,7 @@ export function preparedStatements(client: PGlite, capacity = 256): PgliteQuerie
   };
 
   const run = async (text: string, params: unknown[], options: QueryOptions | undefined, inTransaction: boolean) => {
+    onStatement?.();
     try {
       let statement = statements.get(text);
       if (statement) {
