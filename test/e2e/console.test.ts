@@ -149,10 +149,10 @@ describe('the web console in Chromium', () => {
     // A new tab each time: tokens are in memory only, so it signs in again, silently through the
     // browser's session, before the page shows. The page is bound by the browser's CPU, and in a
     // full run another test file shares the two cores, which can double a load's time: the budget
-    // holds the best of five loads (the page's own cost), and the median is recorded beside it.
+    // holds the best of eight loads (the page's own cost), and the median is recorded beside it.
     const times: number[] = [];
     let jsGzip = 0;
-    for (let run = 0; run < 5; run++) {
+    for (let run = 0; run < 8; run++) {
       const fresh = await admin.newPage();
       const scripts: Promise<number>[] = [];
       fresh.on('response', (response) => {
@@ -168,7 +168,7 @@ describe('the web console in Chromium', () => {
       await fresh.close();
     }
     budgets.firstPageInteractiveMs = Math.min(...times);
-    budgets.firstPageInteractiveMedianMs = times.sort((a, b) => a - b)[2]!;
+    budgets.firstPageInteractiveMedianMs = times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
     budgets.firstPageJsGzipBytes = jsGzip;
     assert.ok(budgets.firstPageInteractiveMs <= BUDGET.firstPageMs, `first page interactive in ${budgets.firstPageInteractiveMs} ms`);
     assert.ok(jsGzip <= BUDGET.firstPageJsGzipBytes, `first page JavaScript ${jsGzip} bytes gzipped`);

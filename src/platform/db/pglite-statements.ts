@@ -41,8 +41,7 @@ let counter = 0;
  * after a query outside a transaction, serializers by parameter type, parsers and rowMode, and its
  * errors (DatabaseError with `query`, `params` and `queryOptions` set).
  */
-export function preparedStatements(client: PGlite, options: { capacity?: number; onStatement?: () => void } = {}): PgliteQueries {
-  const { capacity = 256, onStatement } = options;
+export function preparedStatements(client: PGlite, { capacity = 256, onStatement }: { capacity?: number; onStatement?: () => void } = {}): PgliteQueries {
   const statements = new Map<string, Statement>();
   const closing: string[] = [];
 
