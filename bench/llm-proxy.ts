@@ -18,7 +18,7 @@
 import { join } from 'node:path';
 import { request } from 'undici';
 import { startFakeUpstream } from '../test/support/llm-upstream.ts';
-import { cleanEnv, freePort, repoRoot, spawnChild, stopChild, waitReady, type BenchContext, type Engine } from './lib.ts';
+import { cleanEnv, freePort, repoRoot, spawnChild, stopChild, waitReady, type BenchContext, type Engine, type ScenarioResult } from './lib.ts';
 
 const THINK_MS = Number(process.env.BENCH_LLM_THINK_MS ?? 250);
 const chatBody = (model: string, stream = false) => JSON.stringify({ model, ...(stream ? { stream } : {}), messages: [{ role: 'user', content: 'Hello' }] });
@@ -122,34 +122,27 @@ export async function run(context: BenchContext): Promise<object> {
     }
     for (const list of [...Object.values(ttfb), ...Object.values(overheads)]) list.sort((a, b) => a - b);
     const addedAt = (p: number, proxiedList: number[], directList: number[]) => round2(percentile(proxiedList, p) - percentile(directList, p));
+    // What a proxy adds over a baseline with one caller, and at a model's pace. Paced calls are
+    // taken per call, the model's own time off (see pacedOverheads): the p50 of two samples of a
+    // ±20 % jitter differs by several milliseconds from run to run, which hid the proxy's share.
+    const over = (alone: [ScenarioResult, ScenarioResult], paced: [number[], number[]], pacedTtfb: [number[], number[]]) => ({
+      aloneP50Ms: round2(alone[0].p50 - alone[1].p50),
+      aloneP99Ms: round2(alone[0].p99 - alone[1].p99),
+      pacedP50Ms: addedAt(50, ...paced),
+      pacedP99Ms: addedAt(99, ...paced),
+      pacedTtfbP50Ms: addedAt(50, ...pacedTtfb),
+      pacedTtfbP99Ms: addedAt(99, ...pacedTtfb),
+    });
     const added = {
       plainP50Ms: round2(proxied!.p50 - direct!.p50),
       plainP99Ms: round2(proxied!.p99 - direct!.p99),
       ttfbP50Ms: addedAt(50, ttfb.proxied, ttfb.direct),
       ttfbP99Ms: addedAt(99, ttfb.proxied, ttfb.direct),
-      aloneP50Ms: round2(proxiedAlone!.p50 - directAlone!.p50),
-      aloneP99Ms: round2(proxiedAlone!.p99 - directAlone!.p99),
-      // Per call, the model's own time taken off (see pacedOverheads): the p50 of two samples of a
-      // ±20 % jitter differs by several milliseconds from run to run, which hid the proxy's share.
-      pacedP50Ms: addedAt(50, overheads.proxied, overheads.direct),
-      pacedP99Ms: addedAt(99, overheads.proxied, overheads.direct),
-      pacedTtfbP50Ms: addedAt(50, ttfb.proxiedPaced, ttfb.directPaced),
-      pacedTtfbP99Ms: addedAt(99, ttfb.proxiedPaced, ttfb.directPaced),
+      ...over([proxiedAlone!, directAlone!], [overheads.proxied, overheads.direct], [ttfb.proxiedPaced, ttfb.directPaced]),
     };
     // What the bare Node proxy adds under the same conditions, and Atrium's proxy beyond it.
-    const bareAdded = {
-      aloneP50Ms: round2(bareAlone!.p50 - directAlone!.p50),
-      aloneP99Ms: round2(bareAlone!.p99 - directAlone!.p99),
-      pacedP50Ms: addedAt(50, overheads.bare, overheads.direct),
-      pacedP99Ms: addedAt(99, overheads.bare, overheads.direct),
-      pacedTtfbP50Ms: addedAt(50, ttfb.barePaced, ttfb.directPaced),
-      pacedTtfbP99Ms: addedAt(99, ttfb.barePaced, ttfb.directPaced),
-    };
-    const overBare = {
-      aloneP50Ms: round2(proxiedAlone!.p50 - bareAlone!.p50),
-      pacedP50Ms: addedAt(50, overheads.proxied, overheads.bare),
-      pacedP99Ms: addedAt(99, overheads.proxied, overheads.bare),
-    };
+    const bareAdded = over([bareAlone!, directAlone!], [overheads.bare, overheads.direct], [ttfb.barePaced, ttfb.directPaced]);
+    const overBare = over([proxiedAlone!, bareAlone!], [overheads.proxied, overheads.bare], [ttfb.proxiedPaced, ttfb.barePaced]);
     const streamed = (list: number[]) => ({ calls: list.length, p50: round2(percentile(list, 50)), p99: round2(percentile(list, 99)) });
     return {
       scenarios: [direct, proxied, directAlone, bareAlone, proxiedAlone, directPaced, proxiedPaced],

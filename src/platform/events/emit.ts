@@ -100,7 +100,7 @@ export class Events {
    * were stored and the result columns.
    */
   async emitEachWithCause<T>(db: Db, projectId: string, definition: EventDefinition<T>, cause: EventCause<ManyCause>): Promise<{ stored: number; row: Record<string, unknown> }> {
-    const statement = this.#statement(definition, cause.name, cause.build, () => cause.build());
+    const statement = this.#statement(definition, cause.name, cause.build, cause.build);
     return this.#run(db, statement, { ...cause.values, event_project_id: projectId });
   }
 
