@@ -290,12 +290,10 @@ export async function startAtrium(pgUrl: string | undefined, engine: Engine, env
       [process.execPath, cli, 'bootstrap', '--email', 'bench@example.test', '--password', 'bench password 1', '--project', 'bench', '--json'],
       childEnv,
     )).trim()) as Tenant;
-    // BENCH_CPU_PROF_DIR: each Atrium server writes a V8 CPU profile there when it stops (.cpuprofile).
-    const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
     // The server's node flags as operators get them; BENCH_SERVE_FLAGS (space-separated, empty for
     // none) replaces them, to compare flags side by side.
     const flags = process.env.BENCH_SERVE_FLAGS === undefined ? SERVE_NODE_FLAGS : process.env.BENCH_SERVE_FLAGS.split(' ').filter(Boolean);
-    const child = spawnChild([process.execPath, ...flags, ...profile, cli, 'serve'], childEnv);
+    const child = spawnChild([process.execPath, ...flags, ...cpuProfileFlags(), cli, 'serve'], childEnv);
     await waitReady(child, `${url}/readyz`, `atrium serve (${engine})`);
     return {
       engine,
@@ -314,6 +312,11 @@ export async function startAtrium(pgUrl: string | undefined, engine: Engine, env
     removeTempDir(dataDir);
     throw error;
   }
+}
+
+/** BENCH_CPU_PROF_DIR: each server the bench starts (Atrium's and the bare one) writes a V8 CPU profile there when it stops. */
+function cpuProfileFlags(): string[] {
+  return process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -344,7 +347,7 @@ export async function startBare(engine: Engine, options: { databaseUrl?: string 
     BARE_POOL_SIZE: String(options.poolSize ?? 20),
     ...(engine === 'postgres' ? { BARE_DATABASE_URL: options.databaseUrl! } : { BARE_PGLITE_DIR: dir! }),
   });
-  const child = spawnChild([process.execPath, join(repoRoot, 'bench', 'bare-server.ts')], env);
+  const child = spawnChild([process.execPath, ...cpuProfileFlags(), join(repoRoot, 'bench', 'bare-server.ts')], env);
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitReady(child, `${url}/healthz`, `bare server (${engine})`);

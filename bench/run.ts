@@ -8,7 +8,7 @@
 // BENCH_DURATION/5 s, so outside load hits them alike), BENCH_ENGINES (default "postgres,pglite").
 // Optional scenario modules: bench/oauth.ts, bench/webhooks.ts, bench/room-servers.ts, bench/services.ts,
 // bench/llm-proxy.ts, bench/feeds.ts, bench/billing.ts, bench/scale-out.ts (see bench/lib.ts). BENCH_ONLY=core,feeds,… runs only those parts.
-// BENCH_CPU_PROF_DIR=dir makes every Atrium server the bench starts write a V8 CPU profile there when it stops.
+// BENCH_CPU_PROF_DIR=dir makes every server the bench starts (Atrium and the bare baseline) write a V8 CPU profile there when it stops.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';

@@ -118,15 +118,14 @@ function preparing(client: postgres.Sql, onStatement: () => void): postgres.Sql 
     if (typeof fn !== 'function') return run(...args);
     return run(...args.slice(0, -1), (scoped: postgres.Sql) => (fn as (c: postgres.Sql) => unknown)(preparing(scoped, onStatement)));
   };
+  const unsafe = (query: string, params?: unknown[], options?: Record<string, unknown>) => {
+    onStatement();
+    return client.unsafe(query, params as never, { ...options, prepare: true });
+  };
   return new Proxy(client, {
     get(target, property) {
+      if (property === 'unsafe') return unsafe;
       const value = Reflect.get(target, property, target) as unknown;
-      if (property === 'unsafe') {
-        return (query: string, params?: unknown[], options?: Record<string, unknown>) => {
-          onStatement();
-          return target.unsafe(query, params as never, { ...options, prepare: true });
-        };
-      }
       if ((property === 'begin' || property === 'savepoint') && typeof value === 'function') {
         return wrapScoped((value as (...args: unknown[]) => unknown).bind(target));
       }

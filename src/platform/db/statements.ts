@@ -3,9 +3,12 @@
 // insert of many columns) that walk costs more CPU than the query itself (docs/benchmarks.md,
 // "Where each write path's CPU goes"). Built once, with `sql.placeholder(name)` wherever a value
 // varies, they run with only the values bound.
-import type { Query, SQL } from 'drizzle-orm';
+import type { QueryOptions } from '@electric-sql/pglite';
+import { Column, DrizzleQueryError, SQL, fillPlaceholders, is, type Query } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
+import type { Sql } from 'postgres';
 import type { Db } from './engine.ts';
+import type { PgliteQueries } from './pglite-statements.ts';
 
 // The handles' own dialect is Drizzle's default one (no casing): this one writes the same text.
 const dialect = new PgDialect();
@@ -24,15 +27,91 @@ export class CompiledSql {
   }
 }
 
+/** What a statement prepared by the query builder runs: its text, parameters and result columns. */
+interface BuiltStatement<Row> {
+  execute(values?: Record<string, unknown>): Promise<Row[]>;
+}
+
+/** The driver's half of a prepared statement (Drizzle's PostgresJsPreparedQuery and PglitePreparedQuery). */
+interface DriverStatement {
+  queryString: string;
+  params: unknown[];
+  fields?: { path: string[]; field: unknown }[];
+  joinsNotNullableMap?: Record<string, boolean>;
+  customResultMapper?: unknown;
+  client: unknown;
+  /** PGlite's: rows as arrays, timestamps and dates left as text for the columns to decode. */
+  queryConfig?: QueryOptions;
+}
+
 /**
- * A query-builder statement prepared once per database handle, for statements run on the handle
- * itself (not inside a transaction, whose handle is new each time).
+ * A query-builder statement (a select, or a write with `returning`) prepared once per database
+ * handle and run on the driver directly, for statements run on the handle itself (not inside a
+ * transaction, whose handle is new each time). Drizzle's own `execute` wraps each run in tracing
+ * spans, a cache layer and a general row mapper that checks every column's kind on every row (8 %
+ * of the server's CPU for the authenticated room read, docs/benchmarks.md "The read path"); here
+ * each column's decoder and place in the row are found once, and a run is one driver call and a
+ * loop. Rows are what Drizzle's `execute` returns (test/integration/prepared-per-db.test.ts
+ * compares them on both engines).
  */
-export function preparedPerDb<P>(prepare: (db: Db) => P): (db: Db) => P {
-  const byDb = new WeakMap<Db, P>();
+export function preparedPerDb<Row>(prepare: (db: Db) => BuiltStatement<Row>): (db: Db) => BuiltStatement<Row> {
+  const byDb = new WeakMap<Db, BuiltStatement<Row>>();
   return (db) => {
     let prepared = byDb.get(db);
-    if (prepared === undefined) byDb.set(db, (prepared = prepare(db)));
+    if (prepared === undefined) byDb.set(db, (prepared = onDriver<Row>(prepare(db) as unknown as DriverStatement)));
     return prepared;
   };
+}
+
+function onDriver<Row>(statement: DriverStatement): BuiltStatement<Row> {
+  const { queryString: text, params: template, fields, joinsNotNullableMap, customResultMapper } = statement;
+  if (!fields || customResultMapper) throw new Error('preparedPerDb: the statement must return rows (a select, or returning())');
+  if (joinsNotNullableMap && Object.values(joinsNotNullableMap).some((notNull) => !notNull)) {
+    throw new Error('preparedPerDb: outer joins are not supported (their rows need Drizzle\'s nulling of missing tables)');
+  }
+  if (fields.some(({ path }) => path.length > 2)) throw new Error('preparedPerDb: fields nested more than one level deep are not supported');
+  const columns = fields.map(({ path, field }) => ({ path, decoder: decoderOf(field) }));
+  const run = driverRun(statement.client, text, statement.queryConfig);
+  const toRow = (values: unknown[]): Row => {
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < columns.length; i++) {
+      const { path, decoder } = columns[i]!;
+      const raw = values[i];
+      const value = raw === null ? null : decoder.mapFromDriverValue(raw);
+      if (path.length === 1) row[path[0]!] = value;
+      else ((row[path[0]!] ??= {}) as Record<string, unknown>)[path[1]!] = value;
+    }
+    return row as Row;
+  };
+  return {
+    async execute(values = {}) {
+      const params = fillPlaceholders(template, values);
+      let rows: unknown[][];
+      try {
+        rows = await run(params);
+      } catch (error) {
+        throw new DrizzleQueryError(text, params, error as Error);
+      }
+      return rows.map(toRow);
+    },
+  };
+}
+
+type Decoder = { mapFromDriverValue(value: unknown): unknown };
+
+function decoderOf(field: unknown): Decoder {
+  if (is(field, Column)) return field;
+  // `decoder` is what `sql<T>\`…\`.mapWith()` sets; Drizzle keeps it off its public types.
+  if (is(field, SQL)) return (field as unknown as { decoder: Decoder }).decoder;
+  if (is(field, SQL.Aliased)) return (field.sql as unknown as { decoder: Decoder }).decoder;
+  throw new Error('preparedPerDb: a selected field is neither a column nor SQL');
+}
+
+function driverRun(client: unknown, text: string, pgliteConfig: QueryOptions | undefined): (params: unknown[]) => Promise<unknown[][]> {
+  if (pgliteConfig) {
+    const pglite = client as PgliteQueries;
+    return async (params) => (await pglite.query<unknown[]>(text, params, pgliteConfig)).rows;
+  }
+  const sql = client as Sql;
+  return (params) => sql.unsafe(text, params as never[], { prepare: true }).values() as unknown as Promise<unknown[][]>;
 }

@@ -256,17 +256,23 @@ export function installAuth(app: FastifyInstance, auth: Auth): void {
         : projectFromHeaders(request, principal, project.headers);
     request.access = checkRole(await auth.projectAccess(principal, projectId), requirement.permission);
   });
-  app.addHook('preHandler', async (request) => {
-    const requirement = request.routeOptions.config.auth;
+  // A project looked up from the validated request: only the routes that declare a lookup get the
+  // hook, so every other request skips it.
+  app.addHook('onRoute', (route) => {
+    const requirement = (route.config as { auth?: AuthRequirement } | undefined)?.auth;
     const project = requirement?.project;
-    if (!requirement || !isLookup(project) || requirement.permission === 'public' || requirement.permission === 'authenticated') return;
+    if (!requirement || !isLookup(project) || !isRole(requirement.permission)) return;
+    const { permission } = requirement;
     const { what, resolve } = project;
-    const projectId = await resolve(request);
-    if (projectId === undefined) throw notFound(what);
-    const access = await auth.projectAccess(request.principal!, projectId).catch((error: unknown) => {
-      throw error instanceof ApiError && error.code === 'not_found' ? notFound(what) : error;
-    });
-    request.access = checkRole(access, requirement.permission);
+    const lookup = async (request: FastifyRequest) => {
+      const projectId = await resolve(request);
+      if (projectId === undefined) throw notFound(what);
+      const access = await auth.projectAccess(request.principal!, projectId).catch((error: unknown) => {
+        throw error instanceof ApiError && error.code === 'not_found' ? notFound(what) : error;
+      });
+      request.access = checkRole(access, permission);
+    };
+    route.preHandler = [...[route.preHandler ?? []].flat(), lookup];
   });
 }
 

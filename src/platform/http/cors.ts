@@ -45,14 +45,7 @@ export function installCors(app: FastifyInstance, options: { allowList: readonly
 
   const allowedForAnyone = async (origin: string) => listed.has(origin) || (origin !== 'null' && (await options.origins?.anyClientAllows(origin)) === true);
 
-  // Preflight: answered here, before routing (no OPTIONS routes exist), for browser-callable paths only.
-  app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
-    const origin = request.headers.origin;
-    const wanted = request.headers['access-control-request-method'];
-    if (request.method !== 'OPTIONS' || !origin || typeof wanted !== 'string') return;
-    const path = request.url.split('?')[0]!;
-    const methods = routes.filter((r) => r.pattern.test(path)).map((r) => r.method);
-    if (methods.length === 0) return;
+  const answerPreflight = async (reply: FastifyReply, origin: string, wanted: string, methods: string[]) => {
     reply.header('vary', 'Origin, Access-Control-Request-Method, Access-Control-Request-Headers').header('cache-control', 'no-store');
     if (methods.includes(wanted.toUpperCase()) && (await allowedForAnyone(origin))) {
       reply.header('access-control-allow-origin', origin)
@@ -61,13 +54,31 @@ export function installCors(app: FastifyInstance, options: { allowList: readonly
         .header('access-control-max-age', String(PREFLIGHT_MAX_AGE_SECONDS));
     }
     // A refused origin gets the same empty 204 without the allow headers: the browser blocks it.
-    return reply.status(204).send();
+    reply.status(204).send();
+  };
+
+  // Both hooks run on every request and have nothing to wait for unless a browser sent it, so they
+  // take `done` (an async hook would cost every request a promise and a microtask turn).
+  // Preflight: answered here, before routing (no OPTIONS routes exist), for browser-callable paths only.
+  app.addHook('onRequest', (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    const origin = request.headers.origin;
+    const wanted = request.headers['access-control-request-method'];
+    if (request.method !== 'OPTIONS' || !origin || typeof wanted !== 'string') return done();
+    const path = request.url.split('?')[0]!;
+    const methods = routes.filter((r) => r.pattern.test(path)).map((r) => r.method);
+    if (methods.length === 0) return done();
+    // Answered: the request goes no further, so `done` is called only on a failure.
+    answerPreflight(reply, origin, wanted, methods).catch(done);
   });
 
   // The request itself, answered or failed: the origin is allowed for the token's client.
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const origin = request.headers.origin;
-    if (!origin || request.method === 'OPTIONS' || !browserCallable(request.routeOptions.config)) return payload;
+    if (!origin || request.method === 'OPTIONS' || !browserCallable(request.routeOptions.config)) return done(null, payload);
+    allowOrigin(request, reply, origin).then(() => done(null, payload), done);
+  });
+
+  const allowOrigin = async (request: FastifyRequest, reply: FastifyReply, origin: string) => {
     reply.header('vary', 'Origin');
     const principal = request.principal;
     let allowed = listed.has(origin);
@@ -77,6 +88,5 @@ export function installCors(app: FastifyInstance, options: { allowList: readonly
       else if (!principal) allowed = await allowedForAnyone(origin);
     }
     if (allowed) reply.header('access-control-allow-origin', origin).header('access-control-expose-headers', EXPOSED_HEADERS);
-    return payload;
-  });
+  };
 }

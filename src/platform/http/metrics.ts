@@ -21,9 +21,10 @@ export const requestErrors = new Counter({
 });
 
 export function installMetrics(app: FastifyInstance): void {
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched';
     requestDuration.observe({ method: request.method, route, status: String(reply.statusCode) }, reply.elapsedTime / 1000);
     if (reply.statusCode >= 500) requestErrors.inc({ route });
+    done();
   });
 }

@@ -1,0 +1,103 @@
+// `preparedPerDb` runs a query-builder statement on the driver directly, with its own row mapper in
+// place of Drizzle's (src/platform/db/statements.ts). Its rows must be exactly what Drizzle's own
+// `execute` returns, for every kind of column the tables use, on both engines: compared here value
+// for value, with nulls, a join (nested rows), a `sql<T>` field with its decoder, and a write's
+// `returning`; a failed statement keeps its SQLSTATE reachable for the error mapper.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { and, eq, sql } from 'drizzle-orm';
+import { bigint, integer, jsonb, numeric, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { bytea, timestamptz } from '../../src/platform/db/columns.ts';
+import type { Db } from '../../src/platform/db/engine.ts';
+import { preparedPerDb } from '../../src/platform/db/statements.ts';
+import { forEachEngine, startTestService, type TestService } from '../support/service.ts';
+
+const things = pgTable('prepared_things', {
+  id: uuid('id').primaryKey(),
+  name: text('name').notNull().unique(),
+  at: timestamptz('at'),
+  atText: timestamp('at_text', { withTimezone: true, mode: 'string' }),
+  data: jsonb('data'),
+  blob: bytea('blob'),
+  amount: numeric('amount'),
+  big: bigint('big', { mode: 'bigint' }),
+  tags: text('tags').array(),
+  counts: integer('counts').array(),
+});
+const parts = pgTable('prepared_parts', {
+  id: integer('id').primaryKey(),
+  thingId: uuid('thing_id').notNull(),
+  label: text('label'),
+});
+
+// Built once each, as the application's hot statements are.
+const byName = (db: Db) => db.select().from(things).where(eq(things.name, sql.placeholder('name')));
+const joined = (db: Db) => db.select({ thing: things, part: parts, upper: sql<string>`upper(${parts.label})`, n: sql`${parts.id} * 2`.mapWith(Number) })
+  .from(parts).innerJoin(things, eq(things.id, parts.thingId))
+  .where(and(eq(things.name, sql.placeholder('name')), eq(parts.id, sql.placeholder('part'))));
+const insert = (db: Db) => db.insert(things).values({
+  id: sql.placeholder('id'), name: sql.placeholder('name'), at: sql.placeholder('at'), data: sql.placeholder('data'),
+}).returning();
+
+const leanByName = preparedPerDb((db) => byName(db).prepare('lean_by_name'));
+const leanJoined = preparedPerDb((db) => joined(db).prepare('lean_joined'));
+const leanInsert = preparedPerDb((db) => insert(db).prepare('lean_insert'));
+
+forEachEngine('statements run on the driver directly', (engine) => {
+  let service: TestService;
+  let db: Db;
+  before(async () => {
+    service = await startTestService(engine);
+    db = service.ctx.database.db;
+    await db.execute(sql`create table prepared_things (id uuid primary key, name text not null unique, at timestamptz, at_text timestamptz,
+      data jsonb, blob bytea, amount numeric, big bigint, tags text[], counts int[])`);
+    await db.execute(sql`create table prepared_parts (id int primary key, thing_id uuid not null, label text)`);
+    await db.insert(things).values([
+      {
+        id: crypto.randomUUID(), name: 'full', at: new Date('2026-11-26T12:34:56.789Z'), atText: '2026-01-02T03:04:05.678901Z',
+        data: { nested: [1, 'two', null, { three: true }] }, blob: Buffer.from([0, 1, 254, 255]), amount: '12345.678900',
+        big: 9007199254740993n, tags: ['a', 'b,c', 'd"e'], counts: [1, 2, 3],
+      },
+      { id: crypto.randomUUID(), name: 'empty' },
+    ]);
+    const [full] = await db.select({ id: things.id }).from(things).where(eq(things.name, 'full'));
+    await db.insert(parts).values([{ id: 1, thingId: full!.id, label: 'wheel' }, { id: 2, thingId: full!.id, label: null }]);
+  });
+  after(() => service?.stop());
+
+  test('a select: the same rows as Drizzle\'s execute, nulls included', async () => {
+    for (const name of ['full', 'empty', 'missing']) {
+      const expected = await byName(db).prepare(`drizzle_by_name_${name}`).execute({ name });
+      assert.deepStrictEqual(await leanByName(db).execute({ name }), expected, name);
+    }
+    const [full] = await leanByName(db).execute({ name: 'full' });
+    assert.ok(full!.at instanceof Date && full!.at.toISOString() === '2026-11-26T12:34:56.789Z');
+    assert.equal(full!.big, 9007199254740993n);
+    assert.ok(Buffer.isBuffer(full!.blob));
+  });
+
+  test('a join and sql fields: nested rows and each field\'s decoder, as Drizzle maps them', async () => {
+    for (const part of [1, 2]) {
+      const expected = await joined(db).prepare(`drizzle_joined_${part}`).execute({ name: 'full', part });
+      const rows = await leanJoined(db).execute({ name: 'full', part });
+      assert.deepStrictEqual(rows, expected);
+      assert.equal(rows[0]!.n, part * 2);
+    }
+  });
+
+  test('a write with returning, and a failure that keeps its SQLSTATE', async () => {
+    const values = { id: crypto.randomUUID(), name: 'inserted', at: new Date('2026-11-26T00:00:00.001Z'), data: { x: 1 } };
+    const [row] = await leanInsert(db).execute(values);
+    assert.deepStrictEqual(row, (await byName(db).prepare('drizzle_inserted').execute({ name: 'inserted' }))[0]);
+    const failure = await leanInsert(db).execute({ ...values, id: crypto.randomUUID() }).then(() => undefined, (error: unknown) => error);
+    assert.ok(failure instanceof Error, 'a duplicate name is refused');
+    assert.equal((failure.cause as { code?: string } | undefined)?.code, '23505');
+  });
+
+  test('what it cannot map the way Drizzle does is refused when prepared, not misread later', () => {
+    const leftJoin = preparedPerDb((handle) => handle.select().from(things).leftJoin(parts, eq(parts.thingId, things.id)).prepare('lean_left'));
+    assert.throws(() => leftJoin(db), /outer joins are not supported/);
+    const noRows = preparedPerDb((handle) => handle.delete(parts).where(eq(parts.id, sql.placeholder('id'))).prepare('lean_delete') as never);
+    assert.throws(() => noRows(db), /must return rows/);
+  });
+});
