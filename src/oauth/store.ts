@@ -5,6 +5,7 @@ import { and, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
 import { integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { bytea, timestamptz } from '../platform/db/columns.ts';
 import type { Db } from '../platform/db/engine.ts';
+import { preparedPerDb } from '../platform/db/statements.ts';
 
 export const providerModelsTable = pgTable('oauth_provider_models', {
   model: text('model').notNull(),
@@ -22,11 +23,32 @@ export type ProviderModelRow = typeof providerModelsTable.$inferInsert;
 
 const live = () => or(isNull(providerModelsTable.expiresAt), gt(providerModelsTable.expiresAt, new Date()));
 
+// Every token the provider issues is an upsert, and every token it reads back a find: both are
+// prepared once per handle. The expiry goes in as text (null for none), since a timestamp column's
+// encoder cannot take a null placeholder value.
+const upsert = preparedPerDb((db) => db.insert(providerModelsTable).values({
+  model: sql.placeholder('model'), id: sql.placeholder('id'), payload: sql.placeholder('payload'), grantId: sql.placeholder('grantId'),
+  accountId: sql.placeholder('accountId'), uid: sql.placeholder('uid'), userCode: sql.placeholder('userCode'),
+  expiresAt: sql`${sql.placeholder('expiresAt')}::timestamptz`,
+}).onConflictDoUpdate({
+  target: [providerModelsTable.model, providerModelsTable.id],
+  set: {
+    payload: sql`excluded.payload`, grantId: sql`excluded.grant_id`, accountId: sql`excluded.account_id`, uid: sql`excluded.uid`,
+    userCode: sql`excluded.user_code`, expiresAt: sql`excluded.expires_at`,
+  },
+}).prepare('oauth_model_upsert'));
+
+const byId = preparedPerDb((db) => db.select({ payload: providerModelsTable.payload, consumedAt: providerModelsTable.consumedAt })
+  .from(providerModelsTable)
+  .where(and(eq(providerModelsTable.model, sql.placeholder('model')), eq(providerModelsTable.id, sql.placeholder('id')),
+    or(isNull(providerModelsTable.expiresAt), gt(providerModelsTable.expiresAt, sql`now()`))))
+  .prepare('oauth_model_by_id'));
+
 export async function upsertModel(db: Db, row: ProviderModelRow): Promise<void> {
   // consumed_at is left alone: re-saving a consumed artefact must not make it redeemable again.
-  await db.insert(providerModelsTable).values(row).onConflictDoUpdate({
-    target: [providerModelsTable.model, providerModelsTable.id],
-    set: { payload: row.payload, grantId: row.grantId, accountId: row.accountId, uid: row.uid, userCode: row.userCode, expiresAt: row.expiresAt },
+  await upsert(db).execute({
+    model: row.model, id: row.id, payload: row.payload, grantId: row.grantId ?? null, accountId: row.accountId ?? null,
+    uid: row.uid ?? null, userCode: row.userCode ?? null, expiresAt: row.expiresAt?.toISOString() ?? null,
   });
 }
 
@@ -36,9 +58,7 @@ export interface StoredModel {
 }
 
 export async function findModel(db: Db, model: string, id: string): Promise<StoredModel | undefined> {
-  const [row] = await db.select({ payload: providerModelsTable.payload, consumedAt: providerModelsTable.consumedAt })
-    .from(providerModelsTable)
-    .where(and(eq(providerModelsTable.model, model), eq(providerModelsTable.id, id), live()));
+  const [row] = await byId(db).execute({ model, id });
   return row;
 }
 

@@ -1,8 +1,8 @@
 // `preparedPerDb` runs a query-builder statement on the driver directly, with its own row mapper in
 // place of Drizzle's (src/platform/db/statements.ts). Its rows must be exactly what Drizzle's own
 // `execute` returns, for every kind of column the tables use, on both engines: compared here value
-// for value, with nulls, a join (nested rows), a `sql<T>` field with its decoder, and a write's
-// `returning`; a failed statement keeps its SQLSTATE reachable for the error mapper.
+// for value, with nulls, a join (nested rows), a `sql<T>` field with its decoder, a write's
+// `returning` and a write without; a failed statement keeps its SQLSTATE reachable for the error mapper.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { and, eq, sql } from 'drizzle-orm';
@@ -97,7 +97,12 @@ forEachEngine('statements run on the driver directly', (engine) => {
   test('what it cannot map the way Drizzle does is refused when prepared, not misread later', () => {
     const leftJoin = preparedPerDb((handle) => handle.select().from(things).leftJoin(parts, eq(parts.thingId, things.id)).prepare('lean_left'));
     assert.throws(() => leftJoin(db), /outer joins are not supported/);
-    const noRows = preparedPerDb((handle) => handle.delete(parts).where(eq(parts.id, sql.placeholder('id'))).prepare('lean_delete') as never);
-    assert.throws(() => noRows(db), /must return rows/);
+  });
+
+  test('a write without returning runs and yields no rows', async () => {
+    const remove = preparedPerDb((handle) => handle.delete(parts).where(eq(parts.id, sql.placeholder('id'))).prepare('lean_delete'));
+    await db.insert(parts).values({ id: 99, thingId: crypto.randomUUID(), label: 'gone' });
+    assert.deepStrictEqual(await remove(db).execute({ id: 99 }), []);
+    assert.deepStrictEqual(await db.select().from(parts).where(eq(parts.id, 99)), []);
   });
 });

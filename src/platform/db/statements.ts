@@ -27,10 +27,13 @@ export class CompiledSql {
   }
 }
 
-/** What a statement prepared by the query builder runs: its text, parameters and result columns. */
-interface BuiltStatement<Row> {
-  execute(values?: Record<string, unknown>): Promise<Row[]>;
+/** A statement prepared by the query builder, run with its placeholders' values. */
+interface BuiltStatement<Result> {
+  execute(values?: Record<string, unknown>): Promise<Result>;
 }
+
+/** Its rows: those of a select or `returning`, none for any other write. */
+type Rows<Result> = Result extends readonly unknown[] ? Result : [];
 
 /** The driver's half of a prepared statement (Drizzle's PostgresJsPreparedQuery and PglitePreparedQuery). */
 interface DriverStatement {
@@ -45,7 +48,7 @@ interface DriverStatement {
 }
 
 /**
- * A query-builder statement (a select, or a write with `returning`) prepared once per database
+ * A query-builder statement (a select or a write, with or without `returning`) prepared once per database
  * handle and run on the driver directly, for statements run on the handle itself (not inside a
  * transaction, whose handle is new each time). Drizzle's own `execute` wraps each run in tracing
  * spans, a cache layer and a general row mapper that checks every column's kind on every row (8 %
@@ -54,25 +57,27 @@ interface DriverStatement {
  * loop. Rows are what Drizzle's `execute` returns (test/integration/prepared-per-db.test.ts
  * compares them on both engines).
  */
-export function preparedPerDb<Row>(prepare: (db: Db) => BuiltStatement<Row>): (db: Db) => BuiltStatement<Row> {
-  const byDb = new WeakMap<Db, BuiltStatement<Row>>();
+export function preparedPerDb<Result>(prepare: (db: Db) => BuiltStatement<Result>): (db: Db) => BuiltStatement<Rows<Result>> {
+  const byDb = new WeakMap<Db, BuiltStatement<Rows<Result>>>();
   return (db) => {
     let prepared = byDb.get(db);
-    if (prepared === undefined) byDb.set(db, (prepared = onDriver<Row>(prepare(db) as unknown as DriverStatement)));
+    if (prepared === undefined) byDb.set(db, (prepared = onDriver(prepare(db) as unknown as DriverStatement) as BuiltStatement<Rows<Result>>));
     return prepared;
   };
 }
 
-function onDriver<Row>(statement: DriverStatement): BuiltStatement<Row> {
-  const { queryString: text, params: template, fields, joinsNotNullableMap, customResultMapper } = statement;
-  if (!fields || customResultMapper) throw new Error('preparedPerDb: the statement must return rows (a select, or returning())');
+function onDriver(statement: DriverStatement): BuiltStatement<unknown[]> {
+  const { queryString: text, params: template, joinsNotNullableMap, customResultMapper } = statement;
+  if (customResultMapper) throw new Error('preparedPerDb: relational queries are not supported');
   if (joinsNotNullableMap && Object.values(joinsNotNullableMap).some((notNull) => !notNull)) {
     throw new Error('preparedPerDb: outer joins are not supported (their rows need Drizzle\'s nulling of missing tables)');
   }
+  // A write without `returning` has no fields: it runs the same way and yields no rows.
+  const fields = statement.fields ?? [];
   if (fields.some(({ path }) => path.length > 2)) throw new Error('preparedPerDb: fields nested more than one level deep are not supported');
   const columns = fields.map(({ path, field }) => ({ path, decoder: decoderOf(field) }));
   const run = driverRun(statement.client, text, statement.queryConfig);
-  const toRow = (values: unknown[]): Row => {
+  const toRow = (values: unknown[]) => {
     const row: Record<string, unknown> = {};
     for (let i = 0; i < columns.length; i++) {
       const { path, decoder } = columns[i]!;
@@ -81,7 +86,7 @@ function onDriver<Row>(statement: DriverStatement): BuiltStatement<Row> {
       if (path.length === 1) row[path[0]!] = value;
       else ((row[path[0]!] ??= {}) as Record<string, unknown>)[path[1]!] = value;
     }
-    return row as Row;
+    return row;
   };
   return {
     async execute(values = {}) {
@@ -92,7 +97,7 @@ function onDriver<Row>(statement: DriverStatement): BuiltStatement<Row> {
       } catch (error) {
         throw new DrizzleQueryError(text, params, error as Error);
       }
-      return rows.map(toRow);
+      return fields.length === 0 ? [] : rows.map(toRow);
     },
   };
 }

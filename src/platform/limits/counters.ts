@@ -10,6 +10,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/engine.ts';
 import { GroupCommit } from '../db/group-commit.ts';
+import { CompiledSql } from '../db/statements.ts';
 import { rowsOf } from '../jobs/outbox.ts';
 
 export interface Window {
@@ -23,6 +24,15 @@ interface Hit {
   keys: readonly string[];
   windowMs: number;
 }
+
+// Every token request counts its client address: the statement is built once.
+const countHits = new CompiledSql(sql`
+  insert into rate_limits (key, count, window_ends)
+  select k, ${sql.placeholder('n')}::int, ${sql.placeholder('ends')}::timestamptz from unnest(${sql.placeholder('keys')}::text[]) as k
+  on conflict (key) do update set
+    count = case when rate_limits.window_ends <= ${sql.placeholder('start')}::timestamptz then excluded.count else rate_limits.count + excluded.count end,
+    window_ends = case when rate_limits.window_ends <= ${sql.placeholder('start')}::timestamptz then excluded.window_ends else rate_limits.window_ends end
+  returning key, count, window_ends`);
 
 export class RateCounters {
   readonly #db: Db;
@@ -52,14 +62,8 @@ export class RateCounters {
     const now = this.#now();
     const start = new Date(now).toISOString();
     const ends = new Date(now + windowMs).toISOString();
-    const rows = await this.#db.execute<{ key: string; count: number; window_ends: string | Date }>(sql`
-      insert into rate_limits (key, count, window_ends)
-      select k, ${n}::int, ${ends}::timestamptz from unnest(${toArray(keys)}::text[]) as k
-      on conflict (key) do update set
-        count = case when rate_limits.window_ends <= ${start}::timestamptz then excluded.count else rate_limits.count + excluded.count end,
-        window_ends = case when rate_limits.window_ends <= ${start}::timestamptz then excluded.window_ends else rate_limits.window_ends end
-      returning key, count, window_ends`);
-    return byKey(keys, rowsOf(rows), now);
+    const rows = await countHits.run(this.#db, { n, ends, start, keys: toArray(keys) });
+    return byKey(keys, rowsOf<{ key: string; count: number; window_ends: string | Date }>(rows), now);
   }
 
   /** The keys' current windows, without counting (a key with no live window: count 0). */
