@@ -21,7 +21,8 @@ export const providerModelsTable = pgTable('oauth_provider_models', {
 
 export type ProviderModelRow = typeof providerModelsTable.$inferInsert;
 
-const live = () => or(isNull(providerModelsTable.expiresAt), gt(providerModelsTable.expiresAt, new Date()));
+/** Not expired, by the database's clock (the same on every instance). */
+const live = () => or(isNull(providerModelsTable.expiresAt), gt(providerModelsTable.expiresAt, sql`now()`));
 
 // Every token the provider issues is an upsert, and every token it reads back a find: both are
 // prepared once per handle. The expiry goes in as text (null for none), since a timestamp column's
@@ -40,8 +41,7 @@ const upsert = preparedPerDb((db) => db.insert(providerModelsTable).values({
 
 const byId = preparedPerDb((db) => db.select({ payload: providerModelsTable.payload, consumedAt: providerModelsTable.consumedAt })
   .from(providerModelsTable)
-  .where(and(eq(providerModelsTable.model, sql.placeholder('model')), eq(providerModelsTable.id, sql.placeholder('id')),
-    or(isNull(providerModelsTable.expiresAt), gt(providerModelsTable.expiresAt, sql`now()`))))
+  .where(and(eq(providerModelsTable.model, sql.placeholder('model')), eq(providerModelsTable.id, sql.placeholder('id')), live()))
   .prepare('oauth_model_by_id'));
 
 export async function upsertModel(db: Db, row: ProviderModelRow): Promise<void> {
