@@ -2,30 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { messages, PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
-import { bigint, customType, integer, jsonb, numeric, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/pglite';
-import { bytea, timestamptz } from '../../src/platform/db/columns.ts';
 import { preparedStatements } from '../../src/platform/db/pglite-statements.ts';
-
-const things = pgTable('things', {
-  id: integer('id').primaryKey(),
-  name: text('name').unique(),
-  at: timestamptz('at'),
-  atText: timestamp('at_text', { withTimezone: true, mode: 'string' }),
-  data: jsonb('data'),
-  blob: bytea('blob'),
-  amount: numeric('amount'),
-  big: bigint('big', { mode: 'bigint' }),
-  tags: text('tags').array(),
-  counts: integer('counts').array(),
-  stamps: customType<{ data: string[] }>({ dataType: () => 'timestamptz[]' })('stamps'),
-});
+import { emptyThing, fullThing, THINGS_DDL, things } from '../support/column-kinds.ts';
 
 let client: PGlite;
 before(async () => {
   client = await PGlite.create();
-  await client.exec(`create table things (id int primary key, name text unique, at timestamptz, at_text timestamptz,
-    data jsonb, blob bytea, amount numeric, big bigint, tags text[], counts int[], stamps timestamptz[])`);
+  await client.exec(THINGS_DDL);
 });
 after(async () => { await client.close(); });
 
@@ -35,22 +19,8 @@ const names = async () => (await client.query<{ name: string }>("select name fro
 test('Drizzle reads and writes the same values through named statements as through PGlite.query', async () => {
   const plain = drizzle(client);
   const named = drizzle({ client: prepared() as PGlite });
-  const row = (id: number) => ({
-    id,
-    name: `n${id}`,
-    at: new Date('2026-11-26T01:02:03.456Z'),
-    atText: '2026-11-26 01:02:03.456789+00',
-    data: { a: [1, 'two', null], b: { c: true } },
-    blob: Buffer.from([0, 1, 2, 255]),
-    amount: '12345678901234567890.123',
-    big: 9007199254740993n,
-    tags: ['x', 'y z', 'é'],
-    counts: [1, 2, 3],
-    stamps: ['2026-11-26 01:02:03+00'],
-  });
-  const empty = (id: number) => ({ id, name: null, at: null, atText: null, data: null, blob: null, amount: null, big: null, tags: null, counts: null, stamps: null });
-  await plain.insert(things).values([row(1), empty(2)]);
-  await named.insert(things).values([row(3), empty(4)]);
+  await plain.insert(things).values([fullThing(1), emptyThing(2)]);
+  await named.insert(things).values([fullThing(3), emptyThing(4)]);
   for (let run = 0; run < 2; run++) {
     const fromPlain = await plain.select().from(things).orderBy(things.id);
     const fromNamed = await named.select().from(things).orderBy(things.id);
