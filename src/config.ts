@@ -284,6 +284,10 @@ export const SETTINGS = {
       env: 'ATRIUM_LLM_TIMEOUT_SECONDS', group: LLM, kind: integer(1, 3600, { unit: 'seconds', scale: 1000 }), default: '600',
       description: 'Longest wait for the upstream\'s response headers, and for each chunk of its body after them.',
     }),
+    recordLingerMs: setting({
+      env: 'ATRIUM_LLM_RECORD_LINGER_MS', group: LLM, kind: integer(0, 10_000, { unit: 'milliseconds' }), default: '50',
+      description: 'How long a finished call\'s usage record waits for other calls of its project, so that they are written in one statement (the caller does not wait for it). 0 writes each as soon as the database is free. Records still waiting when the server stops are written on its way down.',
+    }),
     maxBodyBytes: setting({
       env: 'ATRIUM_LLM_MAX_BODY_BYTES', group: LLM, kind: integer(1024, 999_999_999, { unit: 'bytes' }), default: '33554432',
       description: 'Largest request body the proxy forwards (413 beyond); the default is 32 MiB.',

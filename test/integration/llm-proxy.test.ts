@@ -315,6 +315,23 @@ forEachEngine('LLM proxy', (engine) => {
     await eventually(async () => rowsOf(await service.ctx.db.execute(sql`
       select 1 from events where type = 'llm.call.completed' and data->>'request_id' = any(${`{${ids.join(',')}}`}::text[])`)).length === 20);
   });
+
+  test('records still waiting to be written together when the service stops are written on its way down', async () => {
+    // A linger longer than the test: only the flush on the way down can write them.
+    const stopping = await startTestService(engine, { ATRIUM_OPENAI_BASE_URL: `${upstream.url}/v1`, ATRIUM_OPENAI_API_KEY: OPENAI_KEY, ATRIUM_LLM_RECORD_LINGER_MS: '10000' });
+    try {
+      const own = await createTenant(stopping, 'llm-stop');
+      const client = new OpenAI({ apiKey: own.apiKey, baseURL: `${stopping.url}/openai/v1`, maxRetries: 0 });
+      const answers = await Promise.all([1, 2, 3].map(() => client.embeddings.create({ model: 'fake-embed', input: 'z' }).withResponse()));
+      const ids = answers.map((a) => a.response.headers.get('atrium-request-id')!);
+      // At once, while the records linger: closing the app (not yet the database) writes them.
+      await stopping.app.close();
+      const rows = rowsOf<{ request_id: string }>(await stopping.ctx.db.execute(sql`select request_id from llm_usage where request_id = any(${`{${ids.join(',')}}`}::uuid[])`));
+      assert.deepEqual(rows.map((r) => r.request_id).sort(), [...ids].sort());
+    } finally {
+      await stopping.stop();
+    }
+  });
 });
 
 describe('LLM proxy without upstream keys [pglite]', () => {

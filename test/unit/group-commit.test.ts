@@ -54,3 +54,34 @@ test('a failed write rejects its own items only; the group carries on', async ()
   await Promise.all(failed.map((p) => assert.rejects(p, /the database is away/)));
   assert.deepEqual(await Promise.all([commit.add('g', 3), commit.add('g', 4)]), [6, 8]);
 });
+
+test('a lingering group waits for items spread over time, and flush sends it at once', async () => {
+  const { writes, finish, write } = controlledWrite();
+  const commit = new GroupCommit(write, { lingerMs: 60_000 });
+  const early = commit.add('g', 'a');
+  await turn();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  const late = commit.add('g', 'b');
+  await turn();
+  assert.deepEqual(writes, [], 'nothing is sent before the linger ends');
+  const flushed = commit.flush();
+  assert.deepEqual(writes, [['a', 'b']], 'flush sends what lingers, together');
+  let flushDone = false;
+  void flushed.then(() => { flushDone = true; });
+  await turn();
+  assert.equal(flushDone, false, 'flush waits for the write under way');
+  finish.shift()!();
+  await flushed;
+  assert.deepEqual(await Promise.all([early, late]), ['a:1', 'b:1']);
+});
+
+test('a lingering group is sent when its linger ends', async () => {
+  const { writes, finish, write } = controlledWrite();
+  const commit = new GroupCommit(write, { lingerMs: 30 });
+  const answer = commit.add('g', 'a');
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  assert.deepEqual(writes, [['a']]);
+  finish.shift()!();
+  assert.equal(await answer, 'a:1');
+  await commit.flush();
+});

@@ -60,7 +60,7 @@ export function llmProxyRoutes(app: Api, ctx: AppContext): void {
   const upstreams = configuredUpstreams(ctx.config.llm);
   const recorder = callRecorder(ctx);
   app.addHook('onClose', async () => {
-    await Promise.all(Object.values(upstreams).map((u) => u.pool.close()));
+    await Promise.all([recorder.flush(), ...Object.values(upstreams).map((u) => u.pool.close())]);
   });
   // JSON only, kept as bytes too: the body goes upstream as the client wrote it.
   app.removeAllContentTypeParsers();
@@ -88,7 +88,7 @@ export function llmProxyRoutes(app: Api, ctx: AppContext): void {
         ...(route.method === 'POST' ? { body: BODIES[route.provider] } : {}),
         response: { 200: schema.Passthrough },
       },
-      handler: (request, reply) => forward(ctx, upstreams[route.provider], recorder, { provider: route.provider, endpoint: endpointOf(route, request) }, request, reply),
+      handler: (request, reply) => forward(ctx, upstreams[route.provider], recorder.record, { provider: route.provider, endpoint: endpointOf(route, request) }, request, reply),
     });
   }
 }

@@ -53,13 +53,16 @@ function buildRecordCalls(): ManyCause {
 }
 
 /**
- * The proxy's recorder: each call's record joins the next statement of its project, so that under
- * load a round trip carries many calls instead of one each. Resolves once the record is written.
+ * The proxy's recorder: each call's record joins the next statement of its project, so that a
+ * round trip carries many calls instead of one each. No caller waits for a record (its answer has
+ * been sent), and calls paced by a model's thinking time finish milliseconds apart, so a record
+ * lingers ATRIUM_LLM_RECORD_LINGER_MS for others to join it. `record` resolves once the record is
+ * written; `flush` writes what lingers at once (on shutdown).
  */
-export function callRecorder(ctx: AppContext): (record: CallRecord) => Promise<void> {
+export function callRecorder(ctx: AppContext): { record: (record: CallRecord) => Promise<void>; flush: () => Promise<void> } {
   const commit = new GroupCommit<CallRecord, void>(async (records) => {
     await recordCalls(ctx, records[0]!.projectId, records);
     return records.map(() => undefined);
-  });
-  return (record) => commit.add(record.projectId, record);
+  }, { lingerMs: ctx.config.llm.recordLingerMs });
+  return { record: (record) => commit.add(record.projectId, record), flush: () => commit.flush() };
 }

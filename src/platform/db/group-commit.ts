@@ -4,7 +4,9 @@
 //
 // The first write of a group is sent after the current turn of the event loop has read its
 // sockets, so that requests that arrived together share it too (on PGlite a query runs at once, so
-// without this nothing would ever wait for one in flight).
+// without this nothing would ever wait for one in flight). A writer nobody waits on (a record
+// written after its response) may linger longer, so that writes spread out in time still share a
+// statement; `flush` sends what lingers at once (on shutdown).
 
 interface Waiting<T, R> {
   items: T[];
@@ -15,10 +17,17 @@ export class GroupCommit<T, R> {
   readonly #write: (items: T[]) => Promise<R[]>;
   readonly #waiting = new Map<string, Waiting<T, R>>();
   readonly #sending = new Set<string>();
+  readonly #lingerMs: number;
+  readonly #lingering = new Map<string, NodeJS.Timeout>();
+  readonly #inFlight = new Set<Promise<void>>();
 
-  /** `write` writes the items of one group in one go and answers one result per item, in order. */
-  constructor(write: (items: T[]) => Promise<R[]>) {
+  /**
+   * `write` writes the items of one group in one go and answers one result per item, in order;
+   * `lingerMs` holds a group's first write that long for others to join it.
+   */
+  constructor(write: (items: T[]) => Promise<R[]>, options: { lingerMs?: number } = {}) {
     this.#write = write;
+    this.#lingerMs = options.lingerMs ?? 0;
   }
 
   /** Adds an item to its group's next write; its result once that write is done. */
@@ -30,8 +39,24 @@ export class GroupCommit<T, R> {
       waiting.waiters.push({ resolve, reject });
       if (this.#sending.has(group)) return;
       this.#sending.add(group);
-      setImmediate(() => void this.#send(group));
+      if (this.#lingerMs > 0) this.#lingering.set(group, setTimeout(() => this.#start(group), this.#lingerMs));
+      else setImmediate(() => this.#start(group));
     });
+  }
+
+  /** Sends every lingering group now; resolves once every write under way is done. */
+  async flush(): Promise<void> {
+    for (const group of [...this.#lingering.keys()]) this.#start(group);
+    await Promise.all(this.#inFlight);
+  }
+
+  #start(group: string): void {
+    const timer = this.#lingering.get(group);
+    if (timer) clearTimeout(timer);
+    this.#lingering.delete(group);
+    const sending = this.#send(group);
+    this.#inFlight.add(sending);
+    void sending.finally(() => this.#inFlight.delete(sending));
   }
 
   /** Writes the group's waiting items, one write per round trip, until none waits. */
