@@ -161,6 +161,30 @@ forEachEngine('LLM proxy', (engine) => {
       assert.deepEqual([row.outcome, row.usage_source], ['upstream_cut', 'none']);
     });
 
+    test('a plain answer is sent whole with its length; one over 1 MiB is streamed as it comes; one cut short is a 502', async () => {
+      const client = openai(tenant.apiKey);
+      const plain = await client.chat.completions.create({ model: 'fake-chat', messages: [] }).withResponse();
+      assert.equal(plain.response.headers.get('transfer-encoding'), null, 'not chunked');
+      assert.equal(Number(plain.response.headers.get('content-length')), Buffer.byteLength(JSON.stringify(plain.data)));
+
+      const large = await client.chat.completions.create({ model: 'fake-large', messages: [] }).withResponse();
+      assert.equal(large.data.choices[0]!.message.content, 'x'.repeat(1_500_000));
+      assert.equal(large.response.headers.get('transfer-encoding'), 'chunked', 'streamed, as the upstream sent it');
+      const largeRow = await usageOf(large.response.headers.get('atrium-request-id'));
+      assert.deepEqual([largeRow.outcome, largeRow.usage_source, largeRow.model], ['completed', 'provider', 'fake-large']);
+      assert.deepEqual(tokens(largeRow), OPENAI_TOKENS);
+
+      await assert.rejects(client.chat.completions.create({ model: 'fake-cut-plain', messages: [] }), (error: unknown) => {
+        assert.ok(error instanceof OpenAI.APIError);
+        assert.equal(error.status, 502);
+        assert.match(error.message, /cut its answer short/);
+        return true;
+      });
+      const cut = await eventually(async () => rowsOf<UsageRow>(await service.ctx.db.execute(sql`
+        select * from llm_usage where project_id = ${tenant.projectId}::uuid and model = 'fake-cut-plain'`))[0]);
+      assert.deepEqual([cut.status, cut.outcome, cut.usage_source], [502, 'upstream_cut', 'none']);
+    });
+
     test('a client that aborts a stream takes the upstream call with it; what was seen is recorded', async () => {
       const abortedBefore = upstream.aborted;
       const controller = new AbortController();

@@ -8,6 +8,8 @@
 //   fake-midstream    a stream that reports an error event after the first delta
 //   fake-cut          a stream whose connection is cut before its terminal event
 //   fake-slow         a stream whose deltas come 200 ms apart (for client aborts)
+//   fake-large        a plain chat completion of about 1.5 MB, sent in 64 KB writes
+//   fake-cut-plain    a plain chat completion whose connection is cut halfway through its body
 //   fake-wait-<ms>    a normal answer that starts after <ms> milliseconds ± 20 % (uniform), as a
 //                     model thinks: the benchmark's callers at a model's pace, not in lockstep;
 //                     `openai-processing-ms` says how long it waited
@@ -54,6 +56,18 @@ const anthropicStartUsage = { input_tokens: FAKE_USAGE.input, cache_read_input_t
 async function chat(req: UpstreamRequest, res: ServerResponse, model: string) {
   const withTools = Array.isArray(req.body.tools) && req.body.tools.length > 0;
   const id = 'chatcmpl-fake';
+  if (!req.body.stream && (model === 'fake-large' || model === 'fake-cut-plain')) {
+    const content = model === 'fake-large' ? 'x'.repeat(1_500_000) : 'Hello from the fake.';
+    const body = Buffer.from(JSON.stringify({ id, object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs: null }], usage: openaiUsage }));
+    res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req_fake_1' });
+    if (model === 'fake-cut-plain') {
+      res.write(body.subarray(0, body.length >> 1));
+      await sleep(20);
+      return res.destroy();
+    }
+    for (let at = 0; at < body.length; at += 65_536) res.write(body.subarray(at, at + 65_536));
+    return res.end();
+  }
   if (!req.body.stream) {
     const message = withTools
       ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: req.body.tools[0].function.name, arguments: '{"city":"Paris"}' } }] }

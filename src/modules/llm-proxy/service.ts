@@ -1,9 +1,11 @@
 // Forwarding one call to the provider: the caller's request goes upstream with the operator's
 // credential in place of the caller's (and `stream_options.include_usage` added to OpenAI chat
-// streams); the answer comes back as it arrives, byte for byte, through a tap that reads its usage.
-// Once the answer is over — completed, cut, or abandoned by the client — one usage record is
-// written, with the call's event for LLM loggers, outside the response path.
+// streams); a streamed answer comes back as it arrives, byte for byte, through a tap that reads its
+// usage, and a plain one is read whole (up to WHOLE_ANSWER_BYTES) and sent in one write. Once the
+// answer is over — completed, cut, or abandoned by the client — one usage record is written, with
+// the call's event for LLM loggers, outside the response path.
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import type { AppContext } from '../../context.ts';
@@ -13,7 +15,7 @@ import { admitCall } from '../billing/service.ts';
 import { apiScopeOf } from '../participant-tokens/service.ts';
 import type { CallRecord } from './store.ts';
 import type { Upstream } from './upstream.ts';
-import { modelAllowed, NO_USAGE, UsageTap, type Provider } from './usage.ts';
+import { modelAllowed, NO_USAGE, plainAnswerState, UsageTap, type Provider, type TapState } from './usage.ts';
 
 /** Request headers a client may send on to the provider; everything else (credentials above all) stays here. */
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'anthropic-version', 'anthropic-beta', 'openai-beta', 'idempotency-key', 'user-agent'];
@@ -25,6 +27,12 @@ const MAX_ANNOTATIONS = 20;
 const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
 /** The status recorded for a call the client abandoned before any answer (nginx's "client closed request"). */
 const CLIENT_CLOSED = 499;
+/**
+ * Plain (not streamed) answers up to this size are read whole, then sent with their length in one
+ * write: a JSON answer is of no use to its client before its last byte, and sent as it came, its end
+ * would cost a write of its own (docs/benchmarks.md). Larger ones are streamed as they come.
+ */
+const WHOLE_ANSWER_BYTES = 1024 * 1024;
 
 const rawBodies = new WeakMap<FastifyRequest, Buffer>();
 
@@ -96,6 +104,49 @@ function responseHeaders(headers: Dispatcher.ResponseData['headers'], keepLength
   return out;
 }
 
+interface Gathered {
+  chunks: Buffer[];
+  /** False when the body passed the limit first (the rest is still to be read, the body paused). */
+  ended: boolean;
+  firstByteAt: number | undefined;
+}
+
+/** Reads a body until it ends or passes `limit` bytes; rejects when it fails first. */
+function gather(body: Readable, limit: number): Promise<Gathered> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let firstByteAt: number | undefined;
+    const stop = () => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+    };
+    const onData = (chunk: Buffer) => {
+      firstByteAt ??= performance.now();
+      chunks.push(chunk);
+      bytes += chunk.length;
+      if (bytes <= limit) return;
+      body.pause();
+      stop();
+      // Until the caller listens again, a failure is kept on the body (`errored`), not thrown.
+      body.on('error', () => {});
+      resolve({ chunks, ended: false, firstByteAt });
+    };
+    const onEnd = () => {
+      stop();
+      resolve({ chunks, ended: true, firstByteAt });
+    };
+    const onError = (error: Error) => {
+      stop();
+      reject(error);
+    };
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', onError);
+  });
+}
+
 /** Writes a call's usage record (and its event); resolves once written. */
 export type Recorder = (record: CallRecord) => Promise<void>;
 
@@ -157,39 +208,81 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
   }
 
   const streamed = String(response.headers['content-type'] ?? '').startsWith('text/event-stream');
+  const upstreamRequestId = response.headers['x-request-id'] ?? response.headers['request-id'];
+  /** Records the answer once the connection to the client closes (the outcome is known then). */
+  const recordWhenClosed = (state: () => TapState, upstreamCut: () => boolean) => () => {
+    const finished = reply.raw.writableFinished;
+    if (!finished) abort.abort();
+    const answer = state();
+    // Decided when the connection to the client closes: a cut upstream has failed by then, an
+    // abandoning client has not.
+    const outcome = !finished
+      ? (upstreamCut() ? 'upstream_cut' : 'client_aborted')
+      : response.statusCode >= 400 || answer.errored ? 'upstream_error' : answer.terminal ? 'completed' : 'upstream_cut';
+    record({
+      status: response.statusCode,
+      outcome,
+      usage_source: answer.usage ? 'provider' : 'none',
+      usage: answer.usage ?? NO_USAGE,
+      ttfb_ms: answer.firstByteAt === undefined ? null : Math.round(answer.firstByteAt - started),
+      upstream_request_id: typeof upstreamRequestId === 'string' ? upstreamRequestId : null,
+      model: answer.model ?? model ?? null,
+      stream: streamed,
+    });
+  };
+
+  let head: Buffer[] = [];
+  if (!streamed) {
+    let gathered: Gathered;
+    try {
+      gathered = await gather(response.body, WHOLE_ANSWER_BYTES);
+    } catch (error) {
+      const cut = { usage_source: 'none', usage: NO_USAGE, ttfb_ms: null, upstream_request_id: typeof upstreamRequestId === 'string' ? upstreamRequestId : null, model: model ?? null, stream: false } as const;
+      if (abort.signal.aborted) {
+        record({ ...cut, status: CLIENT_CLOSED, outcome: 'client_aborted' });
+        throw apiError('upstream_unavailable', 'The client closed the connection');
+      }
+      const failure = error instanceof undiciErrors.BodyTimeoutError
+        ? apiError('upstream_timeout', { seconds: Math.round(ctx.config.llm.timeoutMs / 1000) })
+        : apiError('upstream_unavailable', `The ${call.provider} upstream cut its answer short: ${(error as Error).message}`);
+      record({ ...cut, status: failure.status, outcome: 'upstream_cut' });
+      throw failure;
+    }
+    if (gathered.ended) {
+      const whole = Buffer.concat(gathered.chunks);
+      const state = plainAnswerState(call.provider, call.endpoint, whole, gathered.firstByteAt);
+      const finish = recordWhenClosed(() => state, () => false);
+      if (reply.raw.closed) {
+        finish();
+        return reply;
+      }
+      onClose = finish;
+      return reply.status(response.statusCode)
+        .headers({ ...responseHeaders(response.headers, false), 'atrium-request-id': requestId })
+        .send(whole);
+    }
+    head = gathered.chunks;
+  }
+
+  // A stream, or a plain answer too large to hold: passed on as it comes, through the tap.
   const strips = stripUsageChunk && streamed;
   const tap = new UsageTap({ provider: call.provider, endpoint: call.endpoint, streamed, stripUsageChunk: strips });
   let upstreamFailed = false;
   // Wired by hand rather than with stream.pipeline, which makes an AbortController and its
   // DOMException on every call (~3 % of the proxy's CPU): an upstream error cuts the answer, and an
   // answer closed early (the client left) releases the upstream body.
+  for (const chunk of head) tap.write(chunk);
   const out = response.body.pipe(tap);
   response.body.on('error', (error) => {
     upstreamFailed = true;
     tap.destroy(error);
   });
   tap.once('close', () => response.body.destroy());
-  const finish = () => {
-    const finished = reply.raw.writableFinished;
-    if (!finished) abort.abort();
-    const { state } = tap;
-    // Decided when the connection to the client closes: a cut upstream has failed by then, an
-    // abandoning client has not.
-    const outcome = !finished
-      ? (upstreamFailed ? 'upstream_cut' : 'client_aborted')
-      : response.statusCode >= 400 || state.errored ? 'upstream_error' : state.terminal ? 'completed' : 'upstream_cut';
-    const upstreamRequestId = response.headers['x-request-id'] ?? response.headers['request-id'];
-    record({
-      status: response.statusCode,
-      outcome,
-      usage_source: state.usage ? 'provider' : 'none',
-      usage: state.usage ?? NO_USAGE,
-      ttfb_ms: state.firstByteAt === undefined ? null : Math.round(state.firstByteAt - started),
-      upstream_request_id: typeof upstreamRequestId === 'string' ? upstreamRequestId : null,
-      model: state.model ?? model ?? null,
-      stream: streamed,
-    });
-  };
+  if (response.body.errored) {
+    upstreamFailed = true;
+    tap.destroy(response.body.errored);
+  }
+  const finish = recordWhenClosed(() => tap.state, () => upstreamFailed);
   if (reply.raw.closed) {
     out.destroy();
     finish();

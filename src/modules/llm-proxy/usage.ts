@@ -116,6 +116,21 @@ function parse(text: string): Obj | undefined {
   }
 }
 
+/** Reads a whole plain (not streamed) answer into `state`: its usage and model, when it has them. */
+function readPlainAnswer(state: TapState, provider: Provider, bytes: Buffer | undefined): void {
+  const body = bytes ? parse(bytes.toString('utf8')) : undefined;
+  if (body && typeof body.model === 'string') state.model = body.model;
+  if (body?.usage && typeof body.usage === 'object') state.usage = provider === 'openai' ? openaiUsage(body.usage) : anthropicUsage(body.usage);
+  state.terminal = true;
+}
+
+/** What a plain answer read whole says (the tap's state once such an answer has passed through it). */
+export function plainAnswerState(provider: Provider, endpoint: string, bytes: Buffer, firstByteAt: number | undefined): TapState {
+  const state: TapState = { usage: undefined, model: undefined, terminal: false, errored: false, firstByteAt };
+  readPlainAnswer(state, provider, METERED.has(endpoint) && bytes.length <= MAX_JSON_BYTES ? bytes : undefined);
+  return state;
+}
+
 /**
  * A pass-through stream over an upstream answer. Bytes go on as they come; with `stripUsageChunk`
  * (an OpenAI chat stream whose `include_usage` Atrium added) they go on event by event, minus the
@@ -162,20 +177,12 @@ export class UsageTap extends Transform {
 
   override _flush(done: TransformCallback): void {
     if (!this.#streamed) {
-      const body = this.#json.length > 0 ? parse(Buffer.concat(this.#json).toString('utf8')) : undefined;
-      if (body) this.#onAnswer(body);
-      this.state.terminal = true;
+      readPlainAnswer(this.state, this.#provider, this.#json.length > 0 ? Buffer.concat(this.#json) : undefined);
       done();
       return;
     }
     const rest = this.#splitter.rest() + this.#decoder.end();
     done(null, this.#stripUsageChunk && rest.length > 0 ? Buffer.from(rest) : undefined);
-  }
-
-  /** A plain answer: its usage and model. */
-  #onAnswer(body: Obj): void {
-    if (typeof body.model === 'string') this.state.model = body.model;
-    if (body.usage && typeof body.usage === 'object') this.state.usage = this.#provider === 'openai' ? openaiUsage(body.usage) : anthropicUsage(body.usage);
   }
 
   /** Reads one event; true when it is the usage-only chunk to drop. */
