@@ -8,7 +8,8 @@
 //     measured duration, turns taken with the direct calls;
 //   - at a model's pace: the plain and streamed pairs again with a fake model that takes
 //     BENCH_LLM_THINK_MS (250, ± 20 % so that the callers do not move in lockstep) to answer, as
-//     real ones do, so that 50 callers keep 50 calls in flight instead of saturating the machine:
+//     real ones do, and the callers starting one after another over that time, so that 50 callers
+//     keep 50 calls in flight instead of saturating the machine:
 //     the latency the proxy adds to a call, not its throughput. The plain calls' added latency is
 //     taken per call, less the time the model says it took (`openai-processing-ms`).
 // Every proxied call also writes its usage record (after the answer), as in production.
@@ -31,13 +32,23 @@ function percentile(sorted: number[], p: number): number {
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /**
+ * Callers of a model start one after another over one answer's time, as independent users do,
+ * rather than all in the same millisecond: a slice that starts with every caller at once measures
+ * its own burst (50 calls queued behind each other) more than the proxy.
+ */
+const staggered = async (caller: number, callers: number) => {
+  await new Promise((resolve) => setTimeout(resolve, (caller * THINK_MS) / callers));
+};
+
+/**
  * `callers` loops of plain calls to a `fake-wait-*` model for `seconds`; each call's latency less
  * the time the model took (its `openai-processing-ms`): what the hops added, jitter removed.
  */
 async function pacedOverheads(url: string, headers: Record<string, string>, callers: number, seconds: number): Promise<number[]> {
   const until = performance.now() + seconds * 1000;
   const samples: number[] = [];
-  await Promise.all(Array.from({ length: callers }, async () => {
+  await Promise.all(Array.from({ length: callers }, async (_, caller) => {
+    await staggered(caller, callers);
     while (performance.now() < until) {
       const started = performance.now();
       const response = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: chatBody(PACED_MODEL) });
@@ -56,7 +67,8 @@ async function firstBytes(url: string, headers: Record<string, string>, model: s
   const streamBody = chatBody(model, true);
   const until = performance.now() + seconds * 1000;
   const samples: number[] = [];
-  await Promise.all(Array.from({ length: callers }, async () => {
+  await Promise.all(Array.from({ length: callers }, async (_, caller) => {
+    if (model === PACED_MODEL) await staggered(caller, callers);
     while (performance.now() < until) {
       const started = performance.now();
       const { body } = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: streamBody });
