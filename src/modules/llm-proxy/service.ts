@@ -183,6 +183,19 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
 
   // A client that leaves before the answer starts takes the upstream request with it.
   const abort = new AbortController();
+  /** Records a call that failed before any of its answer reached the client; the error to answer with. */
+  const failedBeforeAnswer = (error: unknown, outcome: 'upstream_error' | 'upstream_cut', timedOut: boolean, what: string, upstreamRequestId: string | null) => {
+    const nothing = { usage_source: 'none', usage: NO_USAGE, ttfb_ms: null, upstream_request_id: upstreamRequestId, model: model ?? null, stream: false } as const;
+    if (abort.signal.aborted) {
+      record({ ...nothing, status: CLIENT_CLOSED, outcome: 'client_aborted' });
+      return apiError('upstream_unavailable', 'The client closed the connection');
+    }
+    const failure = timedOut
+      ? apiError('upstream_timeout', { seconds: Math.round(ctx.config.llm.timeoutMs / 1000) })
+      : apiError('upstream_unavailable', `The ${call.provider} upstream ${what}: ${(error as Error).message}`);
+    record({ ...nothing, status: failure.status, outcome });
+    return failure;
+  };
   let onClose = () => abort.abort();
   reply.raw.once('close', () => onClose());
   let response: Dispatcher.ResponseData;
@@ -195,20 +208,12 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
       signal: abort.signal,
     });
   } catch (error) {
-    const before = { usage_source: 'none', usage: NO_USAGE, ttfb_ms: null, upstream_request_id: null, model: model ?? null, stream: false } as const;
-    if (abort.signal.aborted) {
-      record({ ...before, status: CLIENT_CLOSED, outcome: 'client_aborted' });
-      throw apiError('upstream_unavailable', 'The client closed the connection');
-    }
-    const failure = error instanceof undiciErrors.HeadersTimeoutError
-      ? apiError('upstream_timeout', { seconds: Math.round(ctx.config.llm.timeoutMs / 1000) })
-      : apiError('upstream_unavailable', `The ${call.provider} upstream could not be reached: ${(error as Error).message}`);
-    record({ ...before, status: failure.status, outcome: 'upstream_error' });
-    throw failure;
+    throw failedBeforeAnswer(error, 'upstream_error', error instanceof undiciErrors.HeadersTimeoutError, 'could not be reached', null);
   }
 
   const streamed = String(response.headers['content-type'] ?? '').startsWith('text/event-stream');
-  const upstreamRequestId = response.headers['x-request-id'] ?? response.headers['request-id'];
+  const upstreamRequestIdHeader = response.headers['x-request-id'] ?? response.headers['request-id'];
+  const upstreamRequestId = typeof upstreamRequestIdHeader === 'string' ? upstreamRequestIdHeader : null;
   /** Records the answer once the connection to the client closes (the outcome is known then). */
   const recordWhenClosed = (state: () => TapState, upstreamCut: () => boolean) => () => {
     const finished = reply.raw.writableFinished;
@@ -225,7 +230,7 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
       usage_source: answer.usage ? 'provider' : 'none',
       usage: answer.usage ?? NO_USAGE,
       ttfb_ms: answer.firstByteAt === undefined ? null : Math.round(answer.firstByteAt - started),
-      upstream_request_id: typeof upstreamRequestId === 'string' ? upstreamRequestId : null,
+      upstream_request_id: upstreamRequestId,
       model: answer.model ?? model ?? null,
       stream: streamed,
     });
@@ -237,16 +242,7 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
     try {
       gathered = await gather(response.body, WHOLE_ANSWER_BYTES);
     } catch (error) {
-      const cut = { usage_source: 'none', usage: NO_USAGE, ttfb_ms: null, upstream_request_id: typeof upstreamRequestId === 'string' ? upstreamRequestId : null, model: model ?? null, stream: false } as const;
-      if (abort.signal.aborted) {
-        record({ ...cut, status: CLIENT_CLOSED, outcome: 'client_aborted' });
-        throw apiError('upstream_unavailable', 'The client closed the connection');
-      }
-      const failure = error instanceof undiciErrors.BodyTimeoutError
-        ? apiError('upstream_timeout', { seconds: Math.round(ctx.config.llm.timeoutMs / 1000) })
-        : apiError('upstream_unavailable', `The ${call.provider} upstream cut its answer short: ${(error as Error).message}`);
-      record({ ...cut, status: failure.status, outcome: 'upstream_cut' });
-      throw failure;
+      throw failedBeforeAnswer(error, 'upstream_cut', error instanceof undiciErrors.BodyTimeoutError, 'cut its answer short', upstreamRequestId);
     }
     if (gathered.ended) {
       const whole = Buffer.concat(gathered.chunks);
