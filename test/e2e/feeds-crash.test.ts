@@ -104,7 +104,16 @@ forEachEngine('feed delivery survives SIGKILL', (engine) => {
       for (;;) {
         perSubscription = await Promise.all(Array.from({ length: SUBSCRIPTIONS }, (_v, i) => linesOf(i)));
         if (perSubscription.every((keys) => [...acknowledged].every((k) => keys.includes(k)))) break;
-        assert.ok(Date.now() < deadline, 'every acknowledged message reaches every subscription within a minute');
+        if (Date.now() >= deadline) {
+          // What a failure needs to be understood: how far each subscription got, and its flush jobs.
+          const missing = perSubscription.map((keys) => [...acknowledged].filter((k) => !keys.includes(k)).length);
+          const state = watcher ? JSON.stringify({
+            subscriptions: await watcher`select s.path, s.delivered_seq, s.pending_to_seq, s.flush_due_at, f.last_seq, f.paused from feed_subscriptions s join feeds f on f.id = s.feed_id order by s.path`,
+            jobs: await watcher`select topic, status, payload, attempts, run_at, last_error from jobs where topic like 'feeds.%' order by run_at`,
+            now: await watcher`select now()`,
+          }) : '(PGlite: the server holds the database)';
+          assert.fail(`every acknowledged message reaches every subscription within a minute; missing per subscription: ${missing.join(', ')} of ${acknowledged.size}; ${state}; the server printed: ${server.output()}`);
+        }
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       for (const [i, keys] of perSubscription.entries()) {

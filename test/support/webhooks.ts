@@ -151,7 +151,8 @@ export interface AtriumChild {
   /** Resolves when the process has exited. */
   exited: Promise<void>;
   kill(signal: NodeJS.Signals): Promise<void>;
-  stderr(): string;
+  /** The last 20 KB the process printed, stdout and stderr. */
+  output(): string;
 }
 
 /** Runs `atrium <args>` to completion (e.g. bootstrap) and returns stdout. */
@@ -170,17 +171,20 @@ export async function spawnAtrium(env: Record<string, string>): Promise<AtriumCh
   const argv = [process.execPath, ...SERVE_NODE_FLAGS, join(repoRoot, 'src/cli/main.ts'), 'serve'];
   const child = spawn(setpriv ? setpriv : argv[0]!, setpriv ? ['--pdeathsig=KILL', '--', ...argv] : argv.slice(1), {
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`, ATRIUM_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stderr = '';
-  child.stderr!.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString('utf8')).slice(-20_000);
-  });
+  // The end of what it printed (warnings and errors: the log level is warn), for failure messages.
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString('utf8')).slice(-20_000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`atrium serve exited early: ${stderr}`);
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`atrium serve exited early: ${output}`);
     try {
       if ((await fetch(`${url}/readyz`)).ok) break;
     } catch {
@@ -188,7 +192,7 @@ export async function spawnAtrium(env: Record<string, string>): Promise<AtriumCh
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`atrium serve did not become ready: ${stderr}`);
+      throw new Error(`atrium serve did not become ready: ${output}`);
     }
     await sleep(50);
   }
@@ -200,7 +204,7 @@ export async function spawnAtrium(env: Record<string, string>): Promise<AtriumCh
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
       await exited;
     },
-    stderr: () => stderr,
+    output: () => output,
   };
 }
 
