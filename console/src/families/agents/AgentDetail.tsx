@@ -1,26 +1,28 @@
-import { Button, Group, Modal, Stack, Title } from '@mantine/core';
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { Button, Stack, Title } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { api, unwrap, type ResponseOf } from '../../api.ts';
+import { api, unwrap } from '../../api.ts';
 import { invalidate, projectKey } from '../../app/query.ts';
 import { useProject } from '../../app/project.tsx';
 import { ConfirmButton, DetailHeader, Facts } from '../../ui/actions.tsx';
-import { CopyField, ErrorAlert, Json } from '../../ui/feedback.tsx';
+import { useConnect } from '../../ui/connect.tsx';
+import { ErrorAlert, Json } from '../../ui/feedback.tsx';
 import { formatTime } from '../../ui/format.ts';
 import { FormModal, jsonValue } from '../../ui/FormModal.tsx';
-
-type Connection = ResponseOf<'/accounts/projects/{project_id}/agents/{agent_name}/connect', 'post'>;
 
 export default function AgentDetail() {
   const { projectId, can, path } = useProject();
   const agentName = useParams().agentName!;
   const navigate = useNavigate();
   const [editing, setEditing] = useState(false);
-  const [connection, setConnection] = useState<Connection>();
   const byName = { params: { path: { project_id: projectId, agent_name: agentName } } };
   const agent = useQuery({ queryKey: projectKey(projectId, 'agents', agentName), queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/agents/{agent_name}', byName)) });
-  const connect = useMutation({ mutationFn: () => unwrap(api.POST('/accounts/projects/{project_id}/agents/{agent_name}/connect', { ...byName, body: {} })), onSuccess: setConnection });
+  const connect = useConnect({
+    connect: () => unwrap(api.POST('/accounts/projects/{project_id}/agents/{agent_name}/connect', { ...byName, body: {} })),
+    title: `Connect to ${agentName}`,
+    fields: (connection) => [{ label: 'Agent URL', value: connection.agent_url }, { label: 'Token', value: connection.jwt }],
+  });
   if (!agent.data) return <ErrorAlert error={agent.error} />;
   const byId = { params: { path: { project_id: projectId, agent_id: agent.data.id } } };
   return (
@@ -30,7 +32,7 @@ export default function AgentDetail() {
         back={{ to: path('agents'), label: 'Managed agents' }}
         actions={(
           <>
-            <Button onClick={() => connect.mutate()} loading={connect.isPending}>Connect</Button>
+            {connect.button}
             {can('developer') && <Button variant="default" onClick={() => setEditing(true)}>Edit</Button>}
             {can('developer') && (
               <ConfirmButton label="Delete" title={`Delete agent ${agent.data.name}?`} message="The agent's configuration is deleted. This cannot be undone." onConfirm={async () => {
@@ -42,19 +44,11 @@ export default function AgentDetail() {
           </>
         )}
       />
-      <ErrorAlert error={connect.error} title="Could not connect" />
+      {connect.error}
       <Facts rows={[['Id', agent.data.id], ['Created', formatTime(agent.data.created_at)], ['Updated', formatTime(agent.data.updated_at)]]} />
       <Title order={4}>Configuration</Title>
       <Json value={agent.data.configuration} />
-      <Modal opened={connection !== undefined} onClose={() => setConnection(undefined)} title={`Connect to ${agentName}`} size="lg">
-        {connection && (
-          <Stack>
-            <CopyField label="Agent URL" value={connection.agent_url} />
-            <CopyField label="Token" value={connection.jwt} />
-            <Group justify="flex-end"><Button onClick={() => setConnection(undefined)}>Done</Button></Group>
-          </Stack>
-        )}
-      </Modal>
+      {connect.dialog}
       <FormModal
         opened={editing}
         onClose={() => setEditing(false)}

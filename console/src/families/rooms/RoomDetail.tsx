@@ -1,30 +1,30 @@
-import { Anchor, Button, Group, Modal, Stack, Title } from '@mantine/core';
-import { useMutation, useQuery } from '@tanstack/react-query';
+import { Anchor, Button, Group, Stack, Title } from '@mantine/core';
+import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
-import { api, unwrap, type ResponseOf } from '../../api.ts';
+import { api, unwrap } from '../../api.ts';
 import { invalidate, projectKey } from '../../app/query.ts';
 import { useProject } from '../../app/project.tsx';
 import { ConfirmButton, DetailHeader, Facts } from '../../ui/actions.tsx';
-import { CopyField, ErrorAlert, Json } from '../../ui/feedback.tsx';
+import { useConnect } from '../../ui/connect.tsx';
+import { ErrorAlert, Json } from '../../ui/feedback.tsx';
 import { formatTime } from '../../ui/format.ts';
 import { FormModal, jsonValue } from '../../ui/FormModal.tsx';
-
-type Connection = ResponseOf<'/accounts/projects/{project_id}/rooms/{room_name}/connect', 'post'>;
 
 export default function RoomDetail() {
   const { projectId, can, path } = useProject();
   const roomName = useParams().roomName!;
   const navigate = useNavigate();
   const [editing, setEditing] = useState(false);
-  const [connection, setConnection] = useState<Connection>();
-  const room = useQuery({
-    queryKey: projectKey(projectId, 'rooms', roomName),
-    queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/rooms/{room_name}', { params: { path: { project_id: projectId, room_name: roomName } } })),
-  });
-  const connect = useMutation({
-    mutationFn: () => unwrap(api.POST('/accounts/projects/{project_id}/rooms/{room_name}/connect', { params: { path: { project_id: projectId, room_name: roomName } }, body: {} })),
-    onSuccess: setConnection,
+  const byName = { params: { path: { project_id: projectId, room_name: roomName } } };
+  const room = useQuery({ queryKey: projectKey(projectId, 'rooms', roomName), queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/rooms/{room_name}', byName)) });
+  const connect = useConnect({
+    connect: () => unwrap(api.POST('/accounts/projects/{project_id}/rooms/{room_name}/connect', { ...byName, body: {} })),
+    title: `Connect to ${roomName}`,
+    fields: (connection) => [
+      { label: 'Room URL', value: connection.room_url },
+      { label: 'Participant token', value: connection.jwt, description: 'A fresh token for you in this room; give it to the client that joins.' },
+    ],
   });
   if (!room.data) return <ErrorAlert error={room.error} />;
   const byId = { params: { path: { project_id: projectId, room_id: room.data.id } } };
@@ -35,7 +35,7 @@ export default function RoomDetail() {
         back={{ to: path('rooms'), label: 'Rooms' }}
         actions={(
           <>
-            <Button onClick={() => connect.mutate()} loading={connect.isPending}>Connect</Button>
+            {connect.button}
             {can('developer') && <Button variant="default" onClick={() => setEditing(true)}>Edit</Button>}
             {can('developer') && (
               <ConfirmButton label="Delete" title={`Delete room ${room.data.name}?`} message="The room and its configuration are deleted. This cannot be undone." onConfirm={async () => {
@@ -47,20 +47,12 @@ export default function RoomDetail() {
           </>
         )}
       />
-      <ErrorAlert error={connect.error} title="Could not connect" />
+      {connect.error}
       <Facts rows={[['Id', room.data.id], ['Created', formatTime(room.data.created_at)], ['Updated', formatTime(room.data.updated_at)]]} />
       <RoomResources roomName={room.data.name} />
       <Title order={4}>Metadata</Title>
       <Json value={room.data.metadata} />
-      <Modal opened={connection !== undefined} onClose={() => setConnection(undefined)} title={`Connect to ${roomName}`} size="lg">
-        {connection && (
-          <Stack>
-            <CopyField label="Room URL" value={connection.room_url} />
-            <CopyField label="Participant token" value={connection.jwt} description="A fresh token for you in this room; give it to the client that joins." />
-            <Group justify="flex-end"><Button onClick={() => setConnection(undefined)}>Done</Button></Group>
-          </Stack>
-        )}
-      </Modal>
+      {connect.dialog}
       <FormModal
         opened={editing}
         onClose={() => setEditing(false)}
