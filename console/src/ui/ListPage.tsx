@@ -86,7 +86,8 @@ export function ListPage<T>({ title, description, queryKey, load, columns, rowKe
         {query.isFetching && <Loader size="sm" aria-label="Loading" />}
       </Group>
       <ErrorAlert error={query.error} title="The list could not be loaded" />
-      {query.isSuccess && items.length === 0 ? (
+      {/* No table before the first page: the virtualiser would measure it (a forced layout) for nothing. */}
+      {query.data === undefined ? null : items.length === 0 ? (
         <Text c="dimmed">{debounced ? 'Nothing matches this filter.' : empty}</Text>
       ) : (
         <div ref={scroller} style={{ maxHeight: '65vh', overflow: 'auto' }} data-testid="list-scroller">
