@@ -1,5 +1,6 @@
 // `npm run bench`: Atrium against a bare Fastify route doing the same database work, side by side in
-// one run, on PostgreSQL (a throwaway cluster) and on PGlite. Prints a table, writes
+// one run, on PostgreSQL (a throwaway cluster) and on PGlite, under load and then with one caller
+// (server CPU per request, the figure least moved by the machine). Prints a table, writes
 // bench/results/latest.json and the results block of docs/benchmarks.md. Not a test: it never runs
 // in `npm test` or CI, and it fails only when it cannot measure.
 //
@@ -30,6 +31,9 @@ const EXTRA_TITLES: Record<(typeof EXTRA_MODULES)[number], string> = {
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;
 const wantedPart = (name: string) => !ONLY || ONLY.has(name);
 const ROOM = 'bench-room';
+
+/** Rounds of the one-caller rows (each scenario's warm-up and duration per round, as the others). */
+const ONE_CALLER_ROUNDS = 2;
 
 /** Targets from the issue, checked on PostgreSQL. */
 const TARGET = { readRatio: 0.5, readP99Ms: 25 };
@@ -102,12 +106,15 @@ async function benchEngine(settings: MeasureSettings, pgUrl: string | undefined,
     });
     try {
       const auth = { authorization: `Bearer ${apiKey}` };
-      const planned: [string, Scenario, number][] = [
-        [bare.url, { name: 'bare: select room (no auth)', path: `/rooms/${projectId}/${ROOM}`, pid: bare.pid }, 200],
-        [atrium.url, { name: 'GET room (authenticated)', path: `${rooms}/${ROOM}`, headers: auth, pid: atrium.pid }, 200],
-        [atrium.url, { name: 'POST room connect', method: 'POST', path: `${rooms}/${ROOM}/connect`, headers: auth, body: '{}', pid: atrium.pid }, 200],
-        [atrium.url, { name: 'POST rooms (create)', method: 'POST', path: rooms, headers: auth, bodyFor: (n) => JSON.stringify({ name: `bench-${n}`, metadata: { n } }), pid: atrium.pid }, 201],
+      // The scenarios with `connections` callers (the run's when undefined); `label` prefixes the
+      // rows' names and the created rooms' names, which must not repeat from one set to the next.
+      const plan = (label: string, connections?: number): [string, Scenario, number][] => [
+        [bare.url, { name: `${label}bare: select room (no auth)`, path: `/rooms/${projectId}/${ROOM}`, pid: bare.pid, connections }, 200],
+        [atrium.url, { name: `${label}GET room (authenticated)`, path: `${rooms}/${ROOM}`, headers: auth, pid: atrium.pid, connections }, 200],
+        [atrium.url, { name: `${label}POST room connect`, method: 'POST', path: `${rooms}/${ROOM}/connect`, headers: auth, body: '{}', pid: atrium.pid, connections }, 200],
+        [atrium.url, { name: `${label}POST rooms (create)`, method: 'POST', path: rooms, headers: auth, bodyFor: (n) => JSON.stringify({ name: `bench-${label ? 'one-' : ''}${n}`, metadata: { n } }), pid: atrium.pid, connections }, 201],
       ];
+      const planned = plan('');
       // One request each first, so a broken scenario fails loudly instead of measuring 404s.
       for (const [url, scenario, status] of planned) {
         const body = scenario.bodyFor ? JSON.stringify({ name: 'bench-probe' }) : scenario.body;
@@ -118,12 +125,19 @@ async function benchEngine(settings: MeasureSettings, pgUrl: string | undefined,
         });
         if (response.status !== status) throw new Error(`${engine} ${scenario.name}: expected ${status}, got ${response.status} ${await response.text()}`);
       }
-      const results = await measureSideBySide(settings, planned.map(([url, scenario]) => ({ url, scenario })), (m) => log(`${engine}: ${m}`));
-      for (const r of results) {
-        log(`${engine}: ${r.name}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.cpuUsPerRequest ?? '?'} µs CPU/req${r.non2xx ? `, ${r.non2xx} non-2xx` : ''}`);
-      }
-      const base = results[0]!.rps || 1;
-      return { engine, scenarios: results.map((r) => ({ ...r, ratio: Math.round((r.rps / base) * 1000) / 1000 })) };
+      // Each set of rows against its own bare row: under load (the run's connections), then one
+      // caller in sequence, where the server's CPU per request hardly moves with the machine.
+      const side = async (rows: [string, Scenario, number][], measureSettings: MeasureSettings) => {
+        const results = await measureSideBySide(measureSettings, rows.map(([url, scenario]) => ({ url, scenario })), (m) => log(`${engine}: ${m}`));
+        for (const r of results) {
+          log(`${engine}: ${r.name}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.cpuUsPerRequest ?? '?'} µs CPU/req${r.non2xx ? `, ${r.non2xx} non-2xx` : ''}`);
+        }
+        const base = results[0]!.rps || 1;
+        return results.map((r) => ({ ...r, ratio: Math.round((r.rps / base) * 1000) / 1000 }));
+      };
+      const loaded = await side(planned, settings);
+      const oneCaller = await side(plan('one caller: ', 1), { ...settings, rounds: ONE_CALLER_ROUNDS });
+      return { engine, scenarios: [...loaded, ...oneCaller] };
     } finally {
       await bare.stop();
     }
