@@ -106,15 +106,15 @@ async function benchEngine(settings: MeasureSettings, pgUrl: string | undefined,
     });
     try {
       const auth = { authorization: `Bearer ${apiKey}` };
-      // The scenarios with `connections` callers (the run's when undefined); `label` prefixes the
-      // rows' names and the created rooms' names, which must not repeat from one set to the next.
-      const plan = (label: string, connections?: number): [string, Scenario, number][] => [
+      // The scenarios with `connections` callers (the run's when undefined), their rows named after
+      // `label`; each set creates rooms named `<roomPrefix><n>`, which must not repeat across sets.
+      const plan = (label: string, roomPrefix: string, connections?: number): [string, Scenario, number][] => [
         [bare.url, { name: `${label}bare: select room (no auth)`, path: `/rooms/${projectId}/${ROOM}`, pid: bare.pid, connections }, 200],
         [atrium.url, { name: `${label}GET room (authenticated)`, path: `${rooms}/${ROOM}`, headers: auth, pid: atrium.pid, connections }, 200],
         [atrium.url, { name: `${label}POST room connect`, method: 'POST', path: `${rooms}/${ROOM}/connect`, headers: auth, body: '{}', pid: atrium.pid, connections }, 200],
-        [atrium.url, { name: `${label}POST rooms (create)`, method: 'POST', path: rooms, headers: auth, bodyFor: (n) => JSON.stringify({ name: `bench-${label ? 'one-' : ''}${n}`, metadata: { n } }), pid: atrium.pid, connections }, 201],
+        [atrium.url, { name: `${label}POST rooms (create)`, method: 'POST', path: rooms, headers: auth, bodyFor: (n) => JSON.stringify({ name: `${roomPrefix}${n}`, metadata: { n } }), pid: atrium.pid, connections }, 201],
       ];
-      const planned = plan('');
+      const planned = plan('', 'bench-');
       // One request each first, so a broken scenario fails loudly instead of measuring 404s.
       for (const [url, scenario, status] of planned) {
         const body = scenario.bodyFor ? JSON.stringify({ name: 'bench-probe' }) : scenario.body;
@@ -136,7 +136,7 @@ async function benchEngine(settings: MeasureSettings, pgUrl: string | undefined,
         return results.map((r) => ({ ...r, ratio: Math.round((r.rps / base) * 1000) / 1000 }));
       };
       const loaded = await side(planned, settings);
-      const oneCaller = await side(plan('one caller: ', 1), { ...settings, rounds: ONE_CALLER_ROUNDS });
+      const oneCaller = await side(plan('one caller: ', 'bench-one-', 1), { ...settings, rounds: ONE_CALLER_ROUNDS });
       return { engine, scenarios: [...loaded, ...oneCaller] };
     } finally {
       await bare.stop();
