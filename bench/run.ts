@@ -17,7 +17,7 @@ import { pathToFileURL } from 'node:url';
 import postgres from 'postgres';
 import { startPostgres, stopAllSync, type PostgresHandle } from '../test/support/postgres.ts';
 import {
-  cleanupSync, log, measure, measureSideBySide, repoRoot, startAtrium, startBare,
+  cleanupSync, log, machineSpeedMs, measure, measureSideBySide, repoRoot, startAtrium, startBare,
   type BenchContext, type Engine, type MeasureSettings, type Scenario, type ScenarioResult,
 } from './lib.ts';
 
@@ -51,10 +51,20 @@ interface EngineResult {
   scenarios: (ScenarioResult & { ratio: number })[];
 }
 
+/** machineSpeedMs() before and after a part: lower is faster. */
+interface Speed {
+  before: number;
+  after: number;
+}
+
+const speedNote = (speed: Speed | undefined) => (speed ? ` A fixed task of JavaScript work took ${speed.before} ms before and ${speed.after} ms after (lower is faster; see \`machineSpeedMs\` in bench/lib.ts).` : '');
+
 interface Report {
   date: string;
   /** When the core scenarios were measured (an earlier run's, when BENCH_ONLY left them out). */
   coreDate: string;
+  /** machineSpeedMs before and after the core scenarios (each extra part keeps its own as `speed`). */
+  coreSpeed?: Speed | undefined;
   machine: { nproc: number; cpu: string; memoryGiB: number; node: string; os: string; postgres: string | undefined };
   settings: MeasureSettings;
   engines: EngineResult[];
@@ -194,7 +204,7 @@ function resultsBlock(report: Report): string {
       `in ${report.settings.rounds} slices taken in turns with the other scenarios of the engine. ` +
       'Load generator, servers and database share these CPUs.',
     '',
-    `Core scenarios, measured ${report.coreDate}:`,
+    `Core scenarios, measured ${report.coreDate}.${speedNote(report.coreSpeed)}`,
     '',
     markdownTable(report.engines.flatMap((e) => e.scenarios.map((sc) => ({ ...sc, engine: e.engine })))),
     '',
@@ -206,8 +216,8 @@ function resultsBlock(report: Report): string {
   for (const name of EXTRA_MODULES) {
     const extra = report.extras[name];
     lines.push('', `### ${EXTRA_TITLES[name]} (bench/${name}.ts)`, '');
-    const measuredAt = (extra as { date?: unknown } | undefined)?.date;
-    if (typeof measuredAt === 'string') lines.push(`Measured ${measuredAt}.`, '');
+    const { date: measuredAt, speed } = (extra ?? {}) as { date?: unknown; speed?: Speed };
+    if (typeof measuredAt === 'string') lines.push(`Measured ${measuredAt}.${speedNote(speed)}`, '');
     if (extra && typeof extra === 'object' && 'skipped' in extra) lines.push(`Not run: ${(extra as { skipped: string }).skipped}.`);
     else if (extra && typeof extra === 'object' && 'error' in extra) lines.push(`Failed: ${(extra as { error: string }).error.split('\n')[0]} (stack in bench/results/latest.json).`);
     else if (isScenarioResults(extra)) {
@@ -280,7 +290,12 @@ async function main(): Promise<void> {
   const previous = previousReport();
   try {
     const results: EngineResult[] = [];
-    if (wantedPart('core')) for (const engine of engines) results.push(await benchEngine(settings, pg?.url, engine));
+    let coreSpeed: Speed | undefined;
+    if (wantedPart('core')) {
+      const before = machineSpeedMs();
+      for (const engine of engines) results.push(await benchEngine(settings, pg?.url, engine));
+      coreSpeed = { before, after: machineSpeedMs() };
+    }
     const keptCore = !wantedPart('core') && previous ? previous : undefined;
     if (keptCore) results.push(...keptCore.engines);
 
@@ -309,7 +324,9 @@ async function main(): Promise<void> {
       try {
         const mod = (await import(pathToFileURL(file).href)) as { run?: (c: BenchContext) => Promise<object> };
         if (typeof mod.run !== 'function') throw new Error(`bench/${name}.ts does not export run(context)`);
-        extras[name] = { ...await mod.run(context), date };
+        const before = machineSpeedMs();
+        const result = await mod.run(context);
+        extras[name] = { ...result, date, speed: { before, after: machineSpeedMs() } };
       } catch (error) {
         extras[name] = { error: (error as Error).stack ?? String(error) };
         log(`bench/${name}.ts failed: ${(error as Error).message}`);
@@ -320,6 +337,7 @@ async function main(): Promise<void> {
     const report: Report = {
       date,
       coreDate: keptCore ? keptCore.coreDate ?? keptCore.date : date,
+      coreSpeed: keptCore ? keptCore.coreSpeed : coreSpeed,
       machine: {
         nproc: availableParallelism(),
         cpu: cpus()[0]?.model ?? 'unknown',
