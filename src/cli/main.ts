@@ -3,13 +3,17 @@ import './module-formats.ts'; // first: the commands' code is loaded after it (d
 import { ConfigError, loadConfig } from '../config.ts';
 import { DirLockedError } from '../platform/db/dir-lock.ts';
 import { GROUPS, runGroup } from './groups.ts';
+import { ensureServerEnv } from './server-env.ts';
 import { commandUsage, USAGE } from './usage.ts';
 
 type Command = (args: string[]) => Promise<number>;
 
 // Each command's code is loaded only when it runs, so `atrium whoami` does not load the server.
 const commands: Record<string, Command> = {
-  serve: async () => (await import('./serve.ts')).serve(loadConfig()),
+  serve: async () => {
+    ensureServerEnv();
+    return (await import('./serve.ts')).serve(loadConfig());
+  },
   bootstrap: async (args) => (await import('./bootstrap.ts')).bootstrapCommand(args),
   webhooks: async (args) => (await import('./webhooks.ts')).webhooksCommand(args),
   keys: async (args) => (await import('./keys.ts')).keysCommand(args, () => loadConfig()),
