@@ -149,14 +149,15 @@ function memoryOf(pid: number): { rss: number; peak: number } {
   return { rss: Math.round(kb('VmRSS') / 1024), peak: Math.round(kb('VmHWM') / 1024) };
 }
 
-// Generous bounds, about 35–55 % over what was measured on a quiet machine on 2026-11-26 (305–330 MB
-// idle on a restart, 383–454 MB after the first run, see docs/benchmarks.md "Memory of the embedded
-// default"; the full suite's own load read up to 410 MB on a restart, 614–617 MB after a first run); they
+// Generous bounds, about 35–50 % over what was measured on a quiet machine on 2026-11-26 (245–246 MB
+// idle on a restart, 249–253 MB after the first run, see docs/benchmarks.md "Memory of the embedded
+// default"; with the old 305–330 MB the full suite's own load read up to 410 MB on a restart); they
 // catch a regression such as the young generation growing back to V8's default (no
-// --max-semi-space-size: about 450 MB on a restart), PGlite's default 128 MB of shared buffers
-// coming back, code loaded at start that only some requests need, or the first run's cluster
-// creation staying resident (730 MB before).
-const IDLE_RSS_BOUND_MB = { 'first run': 700, restart: 440 } as const;
+// --max-semi-space-size: about 100 MB more), glibc keeping start-up's freed blocks (no
+// MALLOC_MMAP_THRESHOLD_: about 60 MB more on a restart, 130–170 MB after a first run), PGlite's
+// default 128 MB of shared buffers coming back, code loaded at start that only some requests need,
+// or the first run's cluster creation staying resident (730 MB before).
+const IDLE_RSS_BOUND_MB = { 'first run': 380, restart: 330 } as const;
 
 // Idle is what the process settles to, not a figure at a fixed moment: V8 hands start-up's garbage
 // back to the system some seconds after allocation calms down (its memory reducer), later when the
@@ -188,6 +189,9 @@ test('the embedded default stays small: idle resident memory after its first run
     // package.json's "start" cannot import the list, so it spells the flags out: this keeps them in step.
     const argv = readFileSync(`/proc/${server}/cmdline`, 'utf8').split('\0');
     for (const flag of SERVE_NODE_FLAGS) assert.ok(argv.includes(flag), `npm start runs the server with ${flag} (bin/serve-flags.js): ${argv.join(' ')}`);
+    // The server runs itself again in the environment it wants (src/cli/server-env.ts).
+    const environ = readFileSync(`/proc/${server}/environ`, 'utf8').split('\0');
+    assert.ok(environ.includes(`MALLOC_MMAP_THRESHOLD_=${128 * 1024}`), 'the server runs with MALLOC_MMAP_THRESHOLD_ (src/cli/server-env.ts)');
     const idle = await settledMemory(server, IDLE_RSS_BOUND_MB[phase]);
     figures.push(`${phase}: ${idle.rss} MB resident when idle (${idle.afterMs} ms after answering), ${idle.peak} MB at peak`);
     assert.ok(
