@@ -18,5 +18,10 @@ export function ensureServerEnv(): void {
   if (missing.length === 0 || typeof process.execve !== 'function') return;
   const glibc = (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime;
   if (!glibc) return;
-  process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, ...Object.fromEntries(missing) });
+  try {
+    process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], { ...process.env, ...Object.fromEntries(missing) });
+  } catch (error) {
+    // Only idle memory is at stake: run on as started.
+    process.stderr.write(`Could not restart with ${missing.map(([name, value]) => `${name}=${value}`).join(' ')} (${(error as Error).message}); the server idles larger without.\n`);
+  }
 }
