@@ -5,8 +5,8 @@
 // returned to the system when freed, but raises that threshold after such a block is freed, up to
 // 32 MiB. Start-up allocates and frees large blocks (PGlite's files and WebAssembly, V8's compiler
 // zones), so afterwards they are carved from the heap and stay there, freed or not. Fixed at
-// 128 KiB, start-up's garbage goes back: idle RSS on PGlite 302–303 → 244 MB after a restart and
-// 384–421 → 292–294 MB after a first run (docs/benchmarks.md, "Memory of the embedded default").
+// 128 KiB, start-up's garbage goes back: idle RSS on PGlite 302–303 → 245–262 MB after a restart and
+// 384–421 → 249–253 MB after a first run (docs/benchmarks.md, "Memory of the embedded default").
 const SERVER_ENV: Record<string, string> = { MALLOC_MMAP_THRESHOLD_: String(128 * 1024) };
 
 /**
