@@ -7,7 +7,7 @@
 // zones), so afterwards they are carved from the heap and stay there, freed or not. Fixed at
 // 128 KiB, start-up's garbage goes back: idle RSS on PGlite 302–303 → 245–262 MB after a restart and
 // 384–421 → 249–253 MB after a first run (docs/benchmarks.md, "Memory of the embedded default").
-const SERVER_ENV: Record<string, string> = { MALLOC_MMAP_THRESHOLD_: String(128 * 1024) };
+export const SERVER_ENV: Record<string, string> = { MALLOC_MMAP_THRESHOLD_: String(128 * 1024) };
 
 /**
  * Re-executes this process with SERVER_ENV when it runs on glibc and a setting is missing. A value

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SERVE_NODE_FLAGS } from '../../bin/serve-flags.js';
+import { SERVER_ENV } from '../../src/cli/server-env.ts';
 import { onPath } from '../support/postgres.ts';
 import { freePort } from '../support/service.ts';
 
@@ -191,7 +192,7 @@ test('the embedded default stays small: idle resident memory after its first run
     for (const flag of SERVE_NODE_FLAGS) assert.ok(argv.includes(flag), `npm start runs the server with ${flag} (bin/serve-flags.js): ${argv.join(' ')}`);
     // The server runs itself again in the environment it wants (src/cli/server-env.ts).
     const environ = readFileSync(`/proc/${server}/environ`, 'utf8').split('\0');
-    assert.ok(environ.includes(`MALLOC_MMAP_THRESHOLD_=${128 * 1024}`), 'the server runs with MALLOC_MMAP_THRESHOLD_ (src/cli/server-env.ts)');
+    for (const [name, value] of Object.entries(SERVER_ENV)) assert.ok(environ.includes(`${name}=${value}`), `the server runs with ${name}=${value} (src/cli/server-env.ts)`);
     const idle = await settledMemory(server, IDLE_RSS_BOUND_MB[phase]);
     figures.push(`${phase}: ${idle.rss} MB resident when idle (${idle.afterMs} ms after answering), ${idle.peak} MB at peak`);
     assert.ok(
