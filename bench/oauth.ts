@@ -12,7 +12,7 @@ import {
 } from './lib.ts';
 
 const REDIRECT_URI = 'http://127.0.0.1:9/callback';
-const TARGET_RATIO = 0.6;
+const TARGET_RATIO = 0.9;
 /** Concurrent browsers in the authorization-code flow measurement. */
 const FLOW_CONCURRENCY = 8;
 
