@@ -160,6 +160,14 @@ function memoryOf(pid: number): { rss: number; peak: number } {
 // or the first run's cluster creation staying resident (730 MB before).
 const IDLE_RSS_BOUND_MB = { 'first run': 380, restart: 330 } as const;
 
+// Issue 15's target for the peak on a restart, as the bound: the peak is one event (V8 optimising
+// PostgreSQL's SQL parser took about 600 MB, src/platform/db/pglite-cold-parser.ts), not load, so
+// a regression lands far above it (760–770 MB) and the figure without it (about 330 MB, 2026-11-26)
+// far below. Read a while after the server answers: that compile ran in the background for about
+// two seconds after PGlite's start.
+const RESTART_PEAK_BOUND_MB = 500;
+const PEAK_READ_AFTER_MS = 8_000;
+
 // Idle is what the process settles to, not a figure at a fixed moment: V8 hands start-up's garbage
 // back to the system some seconds after allocation calms down (its memory reducer), later when the
 // machine is busy. Here: 383 → 344 MB 10 s after answering on a quiet machine, 458 → 385 MB after
@@ -186,6 +194,7 @@ test('the embedded default stays small: idle resident memory after its first run
     const port = await freePort();
     const run = npmStart(t, { PORT: String(port) }, dataDir);
     await until('the server answers /healthz', START_TIMEOUT_MS, () => answers(`http://127.0.0.1:${port}/healthz`));
+    const answeredAt = Date.now();
     const server = serverOf(run.pgid);
     // package.json's "start" cannot import the list, so it spells the flags out: this keeps them in step.
     const argv = readFileSync(`/proc/${server}/cmdline`, 'utf8').split('\0');
@@ -194,11 +203,14 @@ test('the embedded default stays small: idle resident memory after its first run
     const environ = readFileSync(`/proc/${server}/environ`, 'utf8').split('\0');
     for (const [name, value] of Object.entries(SERVER_ENV)) assert.ok(environ.includes(`${name}=${value}`), `the server runs with ${name}=${value} (src/cli/server-env.ts)`);
     const idle = await settledMemory(server, IDLE_RSS_BOUND_MB[phase]);
-    figures.push(`${phase}: ${idle.rss} MB resident when idle (${idle.afterMs} ms after answering), ${idle.peak} MB at peak`);
+    await sleep(Math.max(0, answeredAt + PEAK_READ_AFTER_MS - Date.now()));
+    const { peak } = memoryOf(server);
+    figures.push(`${phase}: ${idle.rss} MB resident when idle (${idle.afterMs} ms after answering), ${peak} MB at peak`);
     assert.ok(
       idle.rss <= IDLE_RSS_BOUND_MB[phase],
       `${phase}: ${idle.rss} MB resident when idle, the least in ${IDLE_SETTLE_MS} ms after answering (bound ${IDLE_RSS_BOUND_MB[phase]} MB)`,
     );
+    if (phase === 'restart') assert.ok(peak <= RESTART_PEAK_BOUND_MB, `restart: ${peak} MB resident at peak (bound ${RESTART_PEAK_BOUND_MB} MB)`);
     process.kill(run.pgid, 'SIGTERM');
     assert.notEqual(await Promise.race([run.exited, timeout(STOP_TIMEOUT_MS)]), 'timeout');
     await until('no process of `npm start` is left', STOP_TIMEOUT_MS, () => liveMembers(run.pgid).length === 0);

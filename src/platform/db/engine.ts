@@ -8,6 +8,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { acquireDirLock } from './dir-lock.ts';
+import { PGliteWithColdParser } from './pglite-cold-parser.ts';
 import { preparedStatements } from './pglite-statements.ts';
 
 /** A Drizzle handle: the database itself or an open transaction (same query API). */
@@ -67,12 +68,12 @@ async function openPglite(dataDir: string): Promise<Database> {
   let client: PGlite;
   try {
     const fresh = !existsSync(join(pgdata, 'PG_VERSION'));
-    client = await PGlite.create(pgdata, { postgresqlconf: PGLITE_CONF });
+    client = await PGliteWithColdParser.open(pgdata, { postgresqlconf: PGLITE_CONF });
     if (fresh) {
       // Creating the cluster (initdb) leaves hundreds of MB in this instance's memory: start over
       // on the new directory with a fresh one.
       await client.close();
-      client = await PGlite.create(pgdata, { postgresqlconf: PGLITE_CONF });
+      client = await PGliteWithColdParser.open(pgdata, { postgresqlconf: PGLITE_CONF });
     }
   } catch (error) {
     lock.release();
