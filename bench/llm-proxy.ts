@@ -10,8 +10,9 @@
 //     BENCH_LLM_THINK_MS (250, ± 20 % so that the callers do not move in lockstep) to answer, as
 //     real ones do, and the callers starting one after another over that time, so that 50 callers
 //     keep 50 calls in flight instead of saturating the machine:
-//     the latency the proxy adds to a call, not its throughput. The plain calls' added latency is
-//     taken per call, less the time the model says it took (`openai-processing-ms`).
+//     the latency the proxy adds to a call, not its throughput. The plain calls' added latency and
+//     the streamed calls' time to first byte are taken per call, less the time the model says it
+//     took (`openai-processing-ms`).
 // Every proxied call also writes its usage record (after the answer), as in production.
 // A bare Node proxy (bench/llm-proxy-bare.ts: Fastify and an undici pool, nothing else) stands beside
 // them with one caller and at a model's pace: what any proxy in Node adds on this machine, so that
@@ -62,7 +63,10 @@ async function pacedOverheads(url: string, headers: Record<string, string>, call
   return samples.sort((a, b) => a - b);
 }
 
-/** `callers` loops of streamed calls for `seconds`; the time to each answer's first byte. */
+/**
+ * `callers` loops of streamed calls for `seconds`; the time to each answer's first byte, for a
+ * `fake-wait-*` model less the time it waited before answering (as pacedOverheads does).
+ */
 async function firstBytes(url: string, headers: Record<string, string>, model: string, callers: number, seconds: number): Promise<number[]> {
   const streamBody = chatBody(model, true);
   const until = performance.now() + seconds * 1000;
@@ -71,10 +75,12 @@ async function firstBytes(url: string, headers: Record<string, string>, model: s
     if (model === PACED_MODEL) await staggered(caller, callers);
     while (performance.now() < until) {
       const started = performance.now();
-      const { body } = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: streamBody });
+      const { body, headers: answered, statusCode } = await request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: streamBody });
+      const processing = model === PACED_MODEL ? Number(answered['openai-processing-ms']) : 0;
+      if (!Number.isFinite(processing)) throw new Error(`no openai-processing-ms from ${url} (status ${statusCode})`);
       let first = true;
       for await (const _chunk of body) {
-        if (first) samples.push(performance.now() - started);
+        if (first) samples.push(performance.now() - started - processing);
         first = false;
       }
     }
@@ -165,7 +171,7 @@ export async function run(context: BenchContext): Promise<object> {
       overBare,
       notes: `Added by the proxy (${engine}, ${context.connections} callers, targets p50 ≤ 2 ms and p99 ≤ 10 ms), at a model's pace (the fake answers after ${THINK_MS} ms ± 20 %, so ${context.connections} calls are in flight): `
         + `plain p50 ${added.pacedP50Ms} ms, p99 ${added.pacedP99Ms} ms (${overheads.proxied.length} calls, each less the model's own time; direct ${round2(percentile(overheads.direct, 50))} / ${round2(percentile(overheads.direct, 99))} ms, proxied ${round2(percentile(overheads.proxied, 50))} / ${round2(percentile(overheads.proxied, 99))} ms); `
-        + `streamed time to first byte p50 ${added.pacedTtfbP50Ms} ms, p99 ${added.pacedTtfbP99Ms} ms. `
+        + `streamed time to first byte, also less the model's own time, p50 ${added.pacedTtfbP50Ms} ms, p99 ${added.pacedTtfbP99Ms} ms. `
         + `Saturated (the fake answers at once and ${context.connections} callers send as fast as they can, which measures throughput): plain p50 ${added.plainP50Ms} ms, p99 ${added.plainP99Ms} ms; `
         + `streamed time to first byte p50 ${added.ttfbP50Ms} ms, p99 ${added.ttfbP99Ms} ms: there the added latency is queueing, since each proxied call costs the server about a millisecond of CPU `
         + '(the usage record, its event and its pricing are written after the answer) and two cores shared with the load generator, the fake upstream and PostgreSQL serve about a thousand calls a second. '
