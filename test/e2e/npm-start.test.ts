@@ -163,8 +163,8 @@ const IDLE_RSS_BOUND_MB = { 'first run': 380, restart: 330 } as const;
 // Issue 15's target for the peak on a restart, as the bound: the peak is one event (V8 optimising
 // PostgreSQL's SQL parser took about 600 MB, src/platform/db/pglite-cold-parser.ts), not load, so
 // a regression lands far above it (760–770 MB) and today's figure far below (271–275 MB alone and
-// in the full suite, 2026-11-26). Read a while after the server answers: that compile ran in the background for about
-// two seconds after PGlite's start.
+// in the full suite, 2026-11-26). Read a while after the server answers: that compile ran in the
+// background for about two seconds after PGlite's start.
 const RESTART_PEAK_BOUND_MB = 500;
 const PEAK_READ_AFTER_MS = 8_000;
 
@@ -176,13 +176,13 @@ const PEAK_READ_AFTER_MS = 8_000;
 const IDLE_SETTLE_MS = 30_000;
 
 /** The lowest resident memory within IDLE_SETTLE_MS, sampled every 500 ms; stops once it is within `bound`. */
-async function settledMemory(pid: number, bound: number): Promise<{ rss: number; peak: number; afterMs: number }> {
+async function settledMemory(pid: number, bound: number): Promise<{ rss: number; afterMs: number }> {
   const start = Date.now();
-  let least = { ...memoryOf(pid), afterMs: 0 };
+  let least = { rss: memoryOf(pid).rss, afterMs: 0 };
   while (least.rss > bound && Date.now() - start < IDLE_SETTLE_MS) {
     await sleep(500);
-    const now = memoryOf(pid);
-    if (now.rss < least.rss) least = { ...now, afterMs: Date.now() - start };
+    const { rss } = memoryOf(pid);
+    if (rss < least.rss) least = { rss, afterMs: Date.now() - start };
   }
   return least;
 }

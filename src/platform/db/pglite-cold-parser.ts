@@ -1,7 +1,7 @@
 // PGlite whose SQL parser V8 never optimises, which takes most of the server's peak memory off a
 // restart (docs/benchmarks.md, "Memory of the embedded default").
 import { setFlagsFromString } from 'node:v8';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
 
 /** A function index no WebAssembly module has: with it as the filter, no function may be optimised. */
 const NO_FUNCTION = 2 ** 31 - 1;
@@ -42,7 +42,7 @@ export class PGliteWithColdParser extends PGlite {
   }
 
   /** PGlite.create for this class (PGlite's own constructs a PGlite). */
-  static async open(dataDir: string, options: { postgresqlconf: string[] }): Promise<PGliteWithColdParser> {
+  static async open(dataDir: string, options: PGliteOptions): Promise<PGliteWithColdParser> {
     const client = new PGliteWithColdParser(dataDir, options);
     await client.waitReady;
     return client;
