@@ -16,7 +16,7 @@
 //                  undefined when PostgreSQL is not installed (then engines is ['pglite']).
 //   - engines      the engines this run measures, e.g. ['postgres', 'pglite'].
 //   - duration     measured seconds per scenario (BENCH_DURATION, default 10);
-//   - warmup       seconds of discarded load before each measurement (BENCH_WARMUP, default 2);
+//   - warmup       seconds of discarded load before each measurement (BENCH_WARMUP, default 10);
 //   - connections  concurrent connections (BENCH_CONNECTIONS, default 50);
 //   - rounds       slices the measured time is cut into (BENCH_ROUNDS, default 5), see
 //                  measureSideBySide.

@@ -4,7 +4,7 @@
 // bench/results/latest.json and the results block of docs/benchmarks.md. Not a test: it never runs
 // in `npm test` or CI, and it fails only when it cannot measure.
 //
-// Settings: BENCH_DURATION (measured seconds per scenario, default 10), BENCH_WARMUP (2),
+// Settings: BENCH_DURATION (measured seconds per scenario, default 10), BENCH_WARMUP (10),
 // BENCH_CONNECTIONS (50), BENCH_ROUNDS (5: the scenarios of an engine take turns in 5 slices of
 // BENCH_DURATION/5 s, so outside load hits them alike), BENCH_ENGINES (default "postgres,pglite").
 // Optional scenario modules: bench/oauth.ts, bench/webhooks.ts, bench/room-servers.ts, bench/services.ts,
@@ -294,7 +294,8 @@ async function postgresVersion(url: string): Promise<string | undefined> {
 async function main(): Promise<void> {
   const settings: MeasureSettings = {
     duration: setting('BENCH_DURATION', 10),
-    warmup: setting('BENCH_WARMUP', 2),
+    // Long enough for V8 to finish optimising the server's hot paths (docs/benchmarks.md, Method).
+    warmup: setting('BENCH_WARMUP', 10),
     connections: setting('BENCH_CONNECTIONS', 50),
     rounds: setting('BENCH_ROUNDS', 5),
   };
