@@ -428,9 +428,14 @@ forEachEngine('billing', (engine) => {
       assert.deepEqual(await ledger(together), await ledger(alone));
       assert.deepEqual(await ledger(other), await ledger(alone));
       assert.equal((await balanceOf(together)).balance, (await balanceOf(alone)).balance);
-      const report = async (t: Tenant) => (await call(service, 'GET', `${base(t)}/usage?start=2026-02-01T00:00:00Z&end=2026-02-05T00:00:00Z&interval=day&report=model`, { token: t.apiKey })).body.usage;
+      const report = async (t: Tenant, range = 'start=2026-02-01T00:00:00Z&end=2026-02-05T00:00:00Z&interval=day') => (await call(service, 'GET', `${base(t)}/usage?${range}&report=model`, { token: t.apiKey })).body.usage;
       assert.deepEqual(await report(together), await report(alone));
       assert.deepEqual(await report(other), await report(alone));
+      // Calls 101 and 102 fall in one hourly row and one daily row: summed, two requests each.
+      const hour = 'start=2026-02-02T10:00:00Z&end=2026-02-02T11:00:00Z&interval=hour';
+      assert.deepEqual((await report(together, hour)).map((r: any) => [r.model, r.quantities.input, r.quantities.output, r.requests]), [['model-a', 3, 1, 2]]);
+      assert.deepEqual(await report(together, hour), await report(alone, hour));
+      assert.deepEqual((await report(together)).filter((r: any) => r.requests > 0).map((r: any) => [r.start.slice(0, 10), r.model, r.requests]), [['2026-02-02', 'model-a', 2], ['2026-02-03', 'model-b-1', 1]]);
     });
   });
 });

@@ -4,6 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../platform/db/engine.ts';
+import { CompiledSql } from '../../platform/db/statements.ts';
 import { rowsOf } from '../../platform/jobs/outbox.ts';
 
 const big = (value: bigint) => sql`${value.toString()}::bigint`;
@@ -191,44 +192,35 @@ export interface RollupLine {
 
 const DAY_MS = 86_400_000;
 
-/** Adds priced lines to the hourly and the daily rollup, in one statement. */
+/**
+ * Adds priced lines to the hourly and the daily rollup, in one statement built once. Lines that fall
+ * in one row are summed first (one statement may touch a row only once).
+ */
+const addLines = new CompiledSql(sql`
+  with line as (
+    select * from jsonb_to_recordset(${sql.placeholder('lines')}::jsonb) as x(project_id uuid, hour timestamptz, provider text, model text,
+      usage_type text, user_key text, room text, quantity bigint, cost_micros bigint)
+  ), hourly as (
+    insert into billing_usage_rollup as r (project_id, hour, provider, model, usage_type, user_key, room, quantity, cost_micros, requests)
+    select project_id, hour, provider, model, usage_type, user_key, room, sum(quantity), sum(cost_micros), count(*)
+    from line group by 1, 2, 3, 4, 5, 6, 7
+    on conflict (project_id, hour, provider, model, usage_type, user_key, room) do update
+    set quantity = r.quantity + excluded.quantity, cost_micros = r.cost_micros + excluded.cost_micros, requests = r.requests + excluded.requests
+  )
+  insert into billing_usage_daily as d (project_id, day, provider, model, usage_type, user_key, room, quantity, cost_micros, requests)
+  select project_id, date_trunc('day', hour, 'UTC'), provider, model, usage_type, user_key, room, sum(quantity), sum(cost_micros), count(*)
+  from line group by 1, 2, 3, 4, 5, 6, 7
+  on conflict (project_id, day, provider, model, usage_type, user_key, room) do update
+  set quantity = d.quantity + excluded.quantity, cost_micros = d.cost_micros + excluded.cost_micros, requests = d.requests + excluded.requests`);
+
 export async function addToRollup(tx: Db, lines: readonly RollupLine[]): Promise<void> {
-  const hourly = mergeRollup(lines, (l) => l.hour);
-  if (hourly.length === 0) return;
-  const daily = mergeRollup(lines, (l) => new Date(Math.floor(l.hour.getTime() / DAY_MS) * DAY_MS));
-  const values = (rows: readonly MergedLine[]) => sql.join(rows.map((l) => sql`(${l.projectId}::uuid, ${l.at.toISOString()}::timestamptz, ${l.provider}, ${l.model}, ${l.usageType}, ${l.userKey}, ${l.room}, ${big(l.quantity)}, ${big(l.costMicros)}, ${l.requests})`), sql`, `);
-  const add = (table: string) => sql.raw(`quantity = ${table}.quantity + excluded.quantity, cost_micros = ${table}.cost_micros + excluded.cost_micros, requests = ${table}.requests + excluded.requests`);
-  await tx.execute(sql`
-    with hourly as (
-      insert into billing_usage_rollup (project_id, hour, provider, model, usage_type, user_key, room, quantity, cost_micros, requests)
-      values ${values(hourly)}
-      on conflict (project_id, hour, provider, model, usage_type, user_key, room) do update set ${add('billing_usage_rollup')}
-    )
-    insert into billing_usage_daily (project_id, day, provider, model, usage_type, user_key, room, quantity, cost_micros, requests)
-    values ${values(daily)}
-    on conflict (project_id, day, provider, model, usage_type, user_key, room) do update set ${add('billing_usage_daily')}`);
-}
-
-type MergedLine = Omit<RollupLine, 'hour'> & { at: Date; requests: number };
-
-/** Sums lines that fall in one rollup row (one statement may touch a row only once). */
-function mergeRollup(lines: readonly RollupLine[], grain: (line: RollupLine) => Date): MergedLine[] {
-  const merged = new Map<string, MergedLine>();
-  for (const line of lines) {
-    const at = grain(line);
-    // PostgreSQL text cannot hold NUL, so NUL separates the parts of the key unambiguously.
-    const key = `${line.projectId}\0${at.getTime()}\0${line.provider}\0${line.model}\0${line.usageType}\0${line.userKey}\0${line.room}`;
-    const row = merged.get(key);
-    if (row) {
-      row.quantity += line.quantity;
-      row.costMicros += line.costMicros;
-      row.requests += 1;
-    } else {
-      const { hour: _hour, ...dimensions } = line;
-      merged.set(key, { ...dimensions, at, requests: 1 });
-    }
-  }
-  return [...merged.values()];
+  if (lines.length === 0) return;
+  await addLines.run(tx, {
+    lines: JSON.stringify(lines.map((l) => ({
+      project_id: l.projectId, hour: l.hour.toISOString(), provider: l.provider, model: l.model, usage_type: l.usageType, user_key: l.userKey, room: l.room,
+      quantity: l.quantity.toString(), cost_micros: l.costMicros.toString(),
+    }))),
+  });
 }
 
 export const REPORT_DIMENSIONS = { model: 'model', provider: 'provider', user: 'user_key', room: 'room', usage_type: 'usage_type' } as const;
