@@ -192,10 +192,7 @@ export interface RollupLine {
 
 const DAY_MS = 86_400_000;
 
-/**
- * Adds priced lines to the hourly and the daily rollup, in one statement built once. Lines that fall
- * in one row are summed first (one statement may touch a row only once).
- */
+// Lines that fall in one rollup row are summed first: one statement may touch a row only once.
 const addLines = new CompiledSql(sql`
   with line as (
     select * from jsonb_to_recordset(${sql.placeholder('lines')}::jsonb) as x(project_id uuid, hour timestamptz, provider text, model text,
@@ -213,6 +210,7 @@ const addLines = new CompiledSql(sql`
   on conflict (project_id, day, provider, model, usage_type, user_key, room) do update
   set quantity = d.quantity + excluded.quantity, cost_micros = d.cost_micros + excluded.cost_micros, requests = d.requests + excluded.requests`);
 
+/** Adds priced lines to the hourly and the daily rollup, in one statement. */
 export async function addToRollup(tx: Db, lines: readonly RollupLine[]): Promise<void> {
   if (lines.length === 0) return;
   await addLines.run(tx, {
