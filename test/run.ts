@@ -2,17 +2,21 @@
 // what it had to skip, runs `node --test` over test/**/*.test.ts (or the files/dirs given as
 // arguments) and ends with one plain `N passed, N failed, N skipped` line.
 //
+// Files in a `budgets/` folder (test/budgets/) time the machine itself: how fast a page becomes
+// interactive, how long the browser's tasks last. They run after the rest, one at a time, so that
+// no other test file shares the two cores while they measure.
+//
 // It fails when a test fails, when the runner leaves no report or the report shows no test, and in
 // strict mode (ATRIUM_TEST_STRICT=1, what CI sets) when a capability is missing or any test or
 // suite was skipped or marked todo (test/support/report.ts decides).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { ensureConsoleBuilt } from '../scripts/console-build.ts';
 import { findChromium, probeChromium } from './support/chromium.ts';
 import { onPath, startPostgres, stopAllSync } from './support/postgres.ts';
-import { parseTap, verdict, type Report } from './support/report.ts';
+import { mergeReports, parseTap, verdict, type Report } from './support/report.ts';
 
 const strict = process.env.ATRIUM_TEST_STRICT === '1';
 const repoRoot = resolve(import.meta.dirname, '..');
@@ -146,10 +150,42 @@ async function main(): Promise<number> {
 
   sweepStaleReportDirs();
   tapDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
-  const tapFile = join(tapDir, 'report.tap');
+  const budgets = files.filter((file) => file.split(sep).includes('budgets'));
+  const phases = [
+    { files: files.filter((file) => !budgets.includes(file)), concurrency: 2 },
+    { files: budgets, concurrency: 1 },
+  ].filter((phase) => phase.files.length > 0);
+  const runs: RunResult[] = [];
+  for (const [index, phase] of phases.entries()) {
+    if (signalled) break;
+    if (index > 0) console.log(`\nbudgets: ${phase.files.length} file(s) timing the machine, run alone`);
+    runs.push(await runNodeTest(phase.files, phase.concurrency, join(tapDir, `report-${index}.tap`), env));
+  }
+
+  const reports = runs.map((run) => run.report);
+  const report = reports.every((r) => r !== undefined) ? mergeReports(reports) : undefined;
+  const result = verdict({
+    report,
+    exitCode: runs.map((run) => run.code).find((code) => code !== 0) ?? 0,
+    signal: runs.map((run) => run.signal).find((signal) => signal !== null) ?? null,
+    strict,
+  });
+  console.log(summary(report ?? mergeReports(reports.filter((r) => r !== undefined))));
+  for (const problem of result.problems) console.error(problem);
+  return signalled ? signalExit[signalled] : result.code;
+}
+
+interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  report: Report | undefined;
+}
+
+/** One `node --test` over the files, its spec output on stdout and its TAP report read back. */
+async function runNodeTest(files: string[], concurrency: number, tapFile: string, env: NodeJS.ProcessEnv): Promise<RunResult> {
   const args = [
     '--test',
-    '--test-concurrency=2',
+    `--test-concurrency=${concurrency}`,
     '--test-timeout=120000',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
@@ -161,7 +197,7 @@ async function main(): Promise<number> {
   // SIGKILLed; 'exit' handlers cannot cover that.
   const setpriv = onPath('setpriv');
   const argv = setpriv ? [setpriv, '--pdeathsig=TERM', '--', process.execPath, ...args] : [process.execPath, ...args];
-  const spawned = spawn(argv[0], argv.slice(1), { stdio: 'inherit', env });
+  const spawned = spawn(argv[0]!, argv.slice(1), { stdio: 'inherit', env });
   child = spawned;
   const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => {
     spawned.on('exit', (c, s) => res({ code: c, signal: s }));
@@ -170,12 +206,7 @@ async function main(): Promise<number> {
       res({ code: 1, signal: null });
     });
   });
-
-  const report = existsSync(tapFile) ? parseTap(readFileSync(tapFile, 'utf8')) : undefined;
-  const result = verdict({ report, exitCode: code, signal, strict });
-  console.log(summary(report ?? { passed: 0, failed: 0, skipped: 0, todo: 0 }));
-  for (const problem of result.problems) console.error(problem);
-  return signalled ? signalExit[signalled] : result.code;
+  return { code, signal, report: existsSync(tapFile) ? parseTap(readFileSync(tapFile, 'utf8')) : undefined };
 }
 
 main().then(

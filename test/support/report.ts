@@ -52,6 +52,12 @@ export function parseTap(text: string): Report | undefined {
   return { tests: totals.tests ?? report.passed + report.failed + report.skipped + report.todo, ...report };
 }
 
+/** The reports of runs made one after another (test/run.ts runs budget files after the rest), as one. */
+export function mergeReports(reports: Report[]): Report {
+  const sum = (key: 'tests' | 'passed' | 'failed' | 'skipped' | 'todo') => reports.reduce((total, report) => total + report[key], 0);
+  return { tests: sum('tests'), passed: sum('passed'), failed: sum('failed'), skipped: sum('skipped'), todo: sum('todo'), unrun: reports.flatMap((report) => report.unrun) };
+}
+
 export interface RunOutcome {
   /** The parsed report, undefined when there was none. */
   report: Report | undefined;

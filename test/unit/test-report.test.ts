@@ -1,15 +1,16 @@
 // The test driver's own decisions (test/run.ts, test/support/report.ts, test/support/chromium.ts):
 // reading node's real TAP output, failing strict runs on any skipped or todo test, failing runs
-// without a report or without tests, and accepting Chromium only when it renders a page.
+// without a report or without tests, running budget files alone after the rest, and accepting Chromium
+// only when it renders a page.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { probeChromium } from '../support/chromium.ts';
 import { chromiumPath, requireOrSkip } from '../support/env.ts';
-import { parseTap, verdict, type Report } from '../support/report.ts';
+import { mergeReports, parseTap, verdict, type Report } from '../support/report.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -88,11 +89,12 @@ test('the exit status: failures, no report, no tests, signals, and strict mode a
   assert.equal(run(clean, { exitCode: null, signal: 'SIGKILL' }).code, 1);
 });
 
+/** The driver's environment with every capability given, so that only the report decides: a database URL (unused) and a stand-in browser that prints what a rendered probe page would. */
+const capabilities = () => ({ ...cleanEnv, ATRIUM_TEST_PG_URL: 'postgres://unused@127.0.0.1:9/none', ATRIUM_TEST_CHROMIUM: fakeChromium('renders', 'echo "<body>atrium-probe-42</body>"') });
+
 test('npm test in strict mode fails on a todo test, and passes the same file outside it', () => {
   const file = fixture('todo.test.ts', `test('done', () => {});\ntest.todo('not written yet');`);
-  // Capabilities are given so that only the report decides: a database URL (unused) and a stand-in
-  // browser that prints what a rendered probe page would.
-  const env = { ...cleanEnv, ATRIUM_TEST_PG_URL: 'postgres://unused@127.0.0.1:9/none', ATRIUM_TEST_CHROMIUM: fakeChromium('renders', 'echo "<body>atrium-probe-42</body>"') };
+  const env = capabilities();
   const npmTest = (strict: boolean) => spawnSync(process.execPath, [driver, file], { encoding: 'utf8', timeout: 60_000, env: { ...env, ATRIUM_TEST_STRICT: strict ? '1' : '0' } });
   const strict = npmTest(true);
   assert.equal(strict.status, 1, strict.stdout + strict.stderr);
@@ -100,6 +102,24 @@ test('npm test in strict mode fails on a todo test, and passes the same file out
   assert.match(strict.stdout, /^1 passed, 0 failed, 0 skipped, 1 todo$/m);
   const relaxed = npmTest(false);
   assert.equal(relaxed.status, 0, relaxed.stdout + relaxed.stderr);
+});
+
+test('npm test runs the files of a budgets folder after the others, one at a time, and counts every run', () => {
+  // The other file takes a while and leaves a mark when done; the budget file fails unless the mark
+  // is there, so it fails if it runs beside the other file.
+  const mark = join(dir, 'others-done');
+  const other = fixture('others.test.ts', `import { writeFileSync } from 'node:fs';\ntest('quick', () => {});\ntest('takes a while', async () => { await new Promise((r) => setTimeout(r, 1500)); writeFileSync(${JSON.stringify(mark)}, ''); });`);
+  mkdirSync(join(dir, 'budgets'), { recursive: true });
+  const timed = fixture(join('budgets', 'timed.test.ts'), `import { existsSync } from 'node:fs';\ntest('runs alone', () => { if (!existsSync(${JSON.stringify(mark)})) throw new Error('ran beside another file'); });\ntest('misses its budget', () => { throw new Error('too slow'); });`);
+  const run = spawnSync(process.execPath, [driver, timed, other], { encoding: 'utf8', timeout: 60_000, env: { ...capabilities(), ATRIUM_TEST_STRICT: '1' } });
+  assert.equal(run.status, 1, run.stdout + run.stderr);
+  assert.match(run.stdout, /budgets: 1 file\(s\) timing the machine, run alone/);
+  assert.match(run.stdout, /^3 passed, 1 failed, 0 skipped$/m, 'both runs are counted, the budget file\'s failure with them');
+  assert.match(run.stderr, /1 test\(s\) failed/);
+
+  const a: Report = { tests: 3, passed: 2, failed: 0, skipped: 1, todo: 0, unrun: [{ name: 'a', directive: 'SKIP', reason: '' }] };
+  const b: Report = { tests: 2, passed: 1, failed: 1, skipped: 0, todo: 0, unrun: [] };
+  assert.deepEqual(mergeReports([a, b]), { tests: 5, passed: 3, failed: 1, skipped: 1, todo: 0, unrun: a.unrun });
 });
 
 test('Chromium counts only when it renders a page', async (t) => {
