@@ -4,6 +4,7 @@
 // database (platform/limits), so N instances on one PostgreSQL give the same budget as one. There
 // is no permanent lockout: a locked window simply ends.
 import type { RateCounters, Window } from '../platform/limits/counters.ts';
+import { LeasedBudget } from '../platform/limits/leases.ts';
 
 export interface LimitVerdict {
   allowed: boolean;
@@ -59,24 +60,24 @@ export class AttemptLimiter {
   }
 }
 
-/** A per-client-address limit on one kind of request (the token endpoint, the device-code page). */
+/**
+ * A per-client-address limit on one kind of request (the token endpoint, the device-code page),
+ * spent from leases (platform/limits/leases.ts): no database round trip for most requests, and
+ * never more than the limit over all instances.
+ */
 export class RequestLimiter {
-  readonly #counters: RateCounters;
+  readonly #budget: LeasedBudget;
   readonly #name: string;
-  readonly #limit: number;
-  readonly #windowMs: number;
   readonly #now: () => number;
 
   constructor(counters: RateCounters, name: string, limit: number, windowMs: number, now: () => number = Date.now) {
-    this.#counters = counters;
+    this.#budget = new LeasedBudget(counters, limit, windowMs, now);
     this.#name = name;
-    this.#limit = limit;
-    this.#windowMs = windowMs;
     this.#now = now;
   }
 
   async hit(ip: string): Promise<LimitVerdict> {
-    const windows = await this.#counters.hit([`${this.#name}:i:${ip}`], this.#windowMs);
-    return judge(windows, [this.#limit], this.#now(), true);
+    const { allowed, resetAt } = await this.#budget.take(`${this.#name}:i:${ip}`);
+    return allowed ? { allowed, retryAfter: 0 } : { allowed, retryAfter: Math.max(1, Math.ceil((resetAt - this.#now()) / 1000)) };
   }
 }

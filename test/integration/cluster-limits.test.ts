@@ -1,10 +1,10 @@
 // Rate limits counted in the database: instances on one PostgreSQL share one budget (two instances
 // here; PGlite runs the same checks on its one instance), for the token endpoint, the device-code
-// page and sign-in attempts.
+// page (both spent from leases) and sign-in attempts.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { RateCounters } from '../../src/platform/limits/counters.ts';
-import { AttemptLimiter } from '../../src/oauth/limits.ts';
+import { AttemptLimiter, RequestLimiter } from '../../src/oauth/limits.ts';
 import { isolatedDatabase, forEachEngine, startTestService, type TestService } from '../support/service.ts';
 
 forEachEngine('cluster-wide rate limits', (engine) => {
@@ -49,6 +49,19 @@ forEachEngine('cluster-wide rate limits', (engine) => {
       statuses.push(res.status);
     }
     assert.deepEqual(statuses.map((s) => s === 429), [false, false, false, false, true, true], String(statuses));
+  });
+
+  test('request budgets spent from leases: all instances together, concurrently, never pass the limit', async () => {
+    const limit = 96; // blocks of up to 6 hits
+    const limiters = instances.map((s) => new RequestLimiter(new RateCounters(s.ctx.db), 'test', limit, 60_000));
+    const ip = `203.0.113.${Date.now() % 250}`;
+    const verdicts = await Promise.all(Array.from({ length: 300 }, (_, i) => limiters[i % limiters.length]!.hit(ip)));
+    const allowed = verdicts.filter((v) => v.allowed).length;
+    assert.ok(allowed <= limit, `${allowed} allowed`);
+    assert.ok(allowed >= limit - limiters.length * 6, `${allowed} allowed: at most a block per instance is lost`);
+    assert.ok(verdicts.filter((v) => !v.allowed).every((v) => v.retryAfter >= 1 && v.retryAfter <= 60));
+    const counted = (await new RateCounters(nth(0).ctx.db).peek([`test:i:${ip}`]))[0]!.count;
+    assert.ok(counted >= allowed, `the database counted ${counted}, every allowed hit reserved first`);
   });
 
   test('sign-in attempts: failures on one instance count on the other', async () => {

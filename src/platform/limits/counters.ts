@@ -51,6 +51,11 @@ export class RateCounters {
     return keys.map((key) => windows[unique.indexOf(key)]!);
   }
 
+  /** Adds `n` hits to one key's current window in one statement (a lease, leases.ts); the window after. */
+  async add(key: string, n: number, windowMs: number): Promise<Window> {
+    return (await this.#add([key], n, windowMs))[0]!;
+  }
+
   /** Counts hits on the same keys at once; the i-th of n holds place count - n + 1 + i of each window. */
   async #count(hits: Hit[]): Promise<Window[][]> {
     const n = hits.length;
