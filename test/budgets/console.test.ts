@@ -39,7 +39,8 @@ describe('the web console\'s budgets in Chromium', () => {
     // Signed in once, through the sign-in and consent pages; every later tab signs in silently.
     // This first tab stays open, as the console would be for someone who opens another: the new
     // tabs then share its renderer process. (With no tab of the console open, each new tab also
-    // starts a renderer process at background priority: 1.3–1.4 s instead of 0.9, 2026-11-27.)
+    // starts a renderer process, which here keeps both cores busy, mostly in the kernel: best of
+    // eight 1.3–1.5 s instead of 0.9, docs/benchmarks.md.)
     signedIn = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     const first = await signedIn.newPage();
     first.setDefaultTimeout(20_000);
