@@ -14,13 +14,16 @@ export interface LimitVerdict {
 
 const normalise = (account: string) => account.trim().toLowerCase();
 
+/** Whole seconds until `at` (epoch ms), at least one: what `Retry-After` says. */
+const secondsUntil = (at: number, now: number) => Math.max(1, Math.ceil((at - now) / 1000));
+
 /** Allowed when every window is within its limit; else the wait until the last exhausted one ends. */
 export function judge(windows: readonly Window[], limits: readonly number[], now: number, counted: boolean): LimitVerdict {
   // After counting, the request itself is in the count: over means beyond the limit.
   const over = windows.map((w, i) => (counted ? w.count > limits[i]! : w.count >= limits[i]!));
   if (!over.some(Boolean)) return { allowed: true, retryAfter: 0 };
   const resets = windows.filter((_, i) => over[i]).map((w) => w.resetAt);
-  return { allowed: false, retryAfter: Math.max(1, Math.ceil((Math.max(...resets) - now) / 1000)) };
+  return { allowed: false, retryAfter: secondsUntil(Math.max(...resets), now) };
 }
 
 export class AttemptLimiter {
@@ -78,6 +81,6 @@ export class RequestLimiter {
 
   async hit(ip: string): Promise<LimitVerdict> {
     const { allowed, resetAt } = await this.#budget.take(`${this.#name}:i:${ip}`);
-    return allowed ? { allowed, retryAfter: 0 } : { allowed, retryAfter: Math.max(1, Math.ceil((resetAt - this.#now()) / 1000)) };
+    return allowed ? { allowed, retryAfter: 0 } : { allowed, retryAfter: secondsUntil(resetAt, this.#now()) };
   }
 }

@@ -3,40 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AttemptLimiter, judge, RequestLimiter } from '../../src/oauth/limits.ts';
-import type { RateCounters, Window } from '../../src/platform/limits/counters.ts';
-
-/** Fixed windows in memory, with the database counters' interface; the keys it was asked about. */
-function memoryCounters(now: () => number) {
-  const windows = new Map<string, Window>();
-  const asked: string[][] = [];
-  const current = (key: string) => {
-    const w = windows.get(key);
-    return w && w.resetAt > now() ? w : undefined;
-  };
-  const counters = {
-    async hit(keys: readonly string[], windowMs: number): Promise<Window[]> {
-      asked.push([...keys]);
-      return keys.map((key) => {
-        const w = current(key) ?? { count: 0, resetAt: now() + windowMs };
-        const next = { count: w.count + 1, resetAt: w.resetAt };
-        windows.set(key, next);
-        return next;
-      });
-    },
-    async add(key: string, n: number, windowMs: number): Promise<Window> {
-      asked.push([key]);
-      const w = current(key) ?? { count: 0, resetAt: now() + windowMs };
-      const next = { count: w.count + n, resetAt: w.resetAt };
-      windows.set(key, next);
-      return next;
-    },
-    async peek(keys: readonly string[]): Promise<Window[]> {
-      asked.push([...keys]);
-      return keys.map((key) => current(key) ?? { count: 0, resetAt: now() });
-    },
-  };
-  return { counters: counters as unknown as RateCounters, asked, windows };
-}
+import { memoryCounters } from '../support/memory-counters.ts';
 
 test('judge: after counting, the limit itself is allowed and one more is not; before counting, reaching it is enough', () => {
   const now = 1_000_000;
