@@ -43,7 +43,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type AddressInfo } from 'node:net';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import postgres from 'postgres';
 import { SERVE_NODE_FLAGS } from '../bin/serve-flags.js';
@@ -158,9 +158,33 @@ export function machineSpeedMs(): number {
   return Math.round(times[2]!);
 }
 
-/** Spawns a child that dies with this process (setpriv parent-death signal where available). */
+/**
+ * BENCH_SERVER_CPUS (a taskset CPU list, e.g. `1`): the servers under test (Atrium and the bare
+ * baselines, every child of spawnChild) run on these CPUs, and the bench itself, with its load
+ * generator, fake upstreams and PostgreSQL, on the others, as a load generator on a machine of its
+ * own would. Unset, everything shares every CPU (the default, and how the results so far were taken).
+ */
+const SERVER_CPUS = process.env.BENCH_SERVER_CPUS?.trim() || undefined;
+
+/** Moves the bench (all its threads; children started later inherit it) off BENCH_SERVER_CPUS; what the results should say of the CPUs. */
+export function pinBench(): string | undefined {
+  if (!SERVER_CPUS) return undefined;
+  const servers = new Set(SERVER_CPUS.split(',').flatMap((part) => {
+    const [from, to = from] = part.split('-').map(Number);
+    if (!Number.isInteger(from) || !Number.isInteger(to)) throw new Error(`BENCH_SERVER_CPUS: not a CPU list: ${SERVER_CPUS}`);
+    return Array.from({ length: to! - from! + 1 }, (_, i) => from! + i);
+  }));
+  const rest = Array.from({ length: availableParallelism() }, (_, i) => i).filter((cpu) => !servers.has(cpu));
+  if (rest.length === 0) throw new Error(`BENCH_SERVER_CPUS=${SERVER_CPUS} leaves no CPU for the bench itself`);
+  const pinned = spawnSync('taskset', ['-a', '-p', '-c', rest.join(','), String(process.pid)], { encoding: 'utf8' });
+  if (pinned.status !== 0) throw new Error(`taskset failed: ${pinned.stderr || pinned.error?.message}`);
+  return `servers under test on CPU ${SERVER_CPUS}, the bench, its load generator, fake upstreams and PostgreSQL on CPU ${rest.join(',')}`;
+}
+
+/** Spawns a child that dies with this process (setpriv parent-death signal where available), on BENCH_SERVER_CPUS when set. */
 export function spawnChild(argv: string[], env: NodeJS.ProcessEnv): ChildProcess & { output(): string } {
-  const full = setpriv ? [setpriv, '--pdeathsig=KILL', '--', ...argv] : argv;
+  const pinned = SERVER_CPUS ? ['taskset', '-c', SERVER_CPUS, ...argv] : argv;
+  const full = setpriv ? [setpriv, '--pdeathsig=KILL', '--', ...pinned] : pinned;
   const child = spawn(full[0]!, full.slice(1), { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   child.on('exit', () => children.delete(child));

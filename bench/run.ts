@@ -10,6 +10,7 @@
 // Optional scenario modules: bench/oauth.ts, bench/webhooks.ts, bench/room-servers.ts, bench/services.ts,
 // bench/llm-proxy.ts, bench/feeds.ts, bench/billing.ts, bench/scale-out.ts (see bench/lib.ts). BENCH_ONLY=core,feeds,… runs only those parts.
 // BENCH_CPU_PROF_DIR=dir makes every server the bench starts (Atrium and the bare baseline) write a V8 CPU profile there when it stops.
+// BENCH_SERVER_CPUS=1 runs those servers on CPU 1 and the bench (load generator, fake upstreams, PostgreSQL) on the others (pinBench in bench/lib.ts).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import postgres from 'postgres';
 import { startPostgres, stopAllSync, type PostgresHandle } from '../test/support/postgres.ts';
 import {
-  cleanupSync, log, machineSpeedMs, measure, measureSideBySide, repoRoot, startAtrium, startBare,
+  cleanupSync, log, machineSpeedMs, measure, measureSideBySide, pinBench, repoRoot, startAtrium, startBare,
   type BenchContext, type Engine, type MeasureSettings, type Scenario, type ScenarioResult,
 } from './lib.ts';
 
@@ -94,7 +95,7 @@ interface Report {
   coreDate: string;
   /** machineSpeedMs before and after the core scenarios (each extra part keeps its own as `speed`). */
   coreSpeed?: Speed | undefined;
-  machine: { nproc: number; cpu: string; memoryGiB: number; node: string; os: string; postgres: string | undefined };
+  machine: { nproc: number; cpu: string; memoryGiB: number; node: string; os: string; postgres: string | undefined; pinned?: string | undefined };
   settings: MeasureSettings;
   engines: EngineResult[];
   skipped: string[];
@@ -231,7 +232,7 @@ function resultsBlock(report: Report): string {
     `Machine: ${m.nproc} CPUs (nproc; ${m.cpu}), ${m.memoryGiB} GiB RAM, ${m.os}, Node ${m.node}${m.postgres ? `, PostgreSQL ${m.postgres}` : ''}. ` +
       `${report.settings.connections} connections; per scenario ${report.settings.warmup} s warm-up, then ${report.settings.duration} s measured ` +
       `in ${report.settings.rounds} slices taken in turns with the other scenarios of the engine. ` +
-      'Load generator, servers and database share these CPUs.',
+      (m.pinned ? `CPUs split (BENCH_SERVER_CPUS): ${m.pinned}.` : 'Load generator, servers and database share these CPUs.'),
     '',
     `Core scenarios, measured ${report.coreDate}.${speedNote(report.coreSpeed)}`,
     '',
@@ -292,6 +293,8 @@ async function postgresVersion(url: string): Promise<string | undefined> {
 }
 
 async function main(): Promise<void> {
+  const pinned = pinBench();
+  if (pinned) log(`cpus: ${pinned}`);
   const settings: MeasureSettings = {
     duration: setting('BENCH_DURATION', 10),
     // Long enough for V8 to finish optimising the server's hot paths (docs/benchmarks.md, Method).
@@ -372,6 +375,7 @@ async function main(): Promise<void> {
         node: process.version,
         os: `${platform()} ${release()}`,
         postgres: pg ? await postgresVersion(pg.url) : undefined,
+        pinned,
       },
       settings,
       engines: results,
