@@ -215,7 +215,7 @@ const addLines = new CompiledSql(sql`
  * hundreds of calls whose lines mostly share a row (one project, model and user in the same hour),
  * so the statement carries a handful of rows instead of four lines per call (docs/benchmarks.md).
  */
-export function rollupRows(lines: readonly RollupLine[]): { line: RollupLine; requests: number }[] {
+function rollupRows(lines: readonly RollupLine[]): { line: RollupLine; requests: number }[] {
   const rows = new Map<string, { line: RollupLine; requests: number }>();
   for (const line of lines) {
     const key = `${line.projectId}\0${line.hour.getTime()}\0${line.provider}\0${line.model}\0${line.usageType}\0${line.userKey}\0${line.room}`;
