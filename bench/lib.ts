@@ -160,8 +160,8 @@ export function machineSpeedMs(): number {
 
 /**
  * BENCH_SERVER_CPUS (a taskset CPU list, e.g. `1`): the servers under test (Atrium and the bare
- * baselines, every child of spawnChild) run on these CPUs, and the bench itself, with its load
- * generator, fake upstreams and PostgreSQL, on the others, as a load generator on a machine of its
+ * baselines: spawnChild's children unless told otherwise) run on these CPUs, and the bench itself,
+ * with its load generator, fake upstreams, PostgreSQL and S3, on the others, as a load generator on a machine of its
  * own would. Unset, everything shares every CPU (the default, and how the results so far were taken).
  */
 const SERVER_CPUS = process.env.BENCH_SERVER_CPUS?.trim() || undefined;
@@ -178,12 +178,16 @@ export function pinBench(): string | undefined {
   if (rest.length === 0) throw new Error(`BENCH_SERVER_CPUS=${SERVER_CPUS} leaves no CPU for the bench itself`);
   const pinned = spawnSync('taskset', ['-a', '-p', '-c', rest.join(','), String(process.pid)], { encoding: 'utf8' });
   if (pinned.status !== 0) throw new Error(`taskset failed: ${pinned.stderr || pinned.error?.message}`);
-  return `servers under test on CPU ${SERVER_CPUS}, the bench, its load generator, fake upstreams and PostgreSQL on CPU ${rest.join(',')}`;
+  return `servers under test on CPU ${SERVER_CPUS}, the bench, its load generator, fake upstreams, PostgreSQL and S3 on CPU ${rest.join(',')}`;
 }
 
-/** Spawns a child that dies with this process (setpriv parent-death signal where available), on BENCH_SERVER_CPUS when set. */
-export function spawnChild(argv: string[], env: NodeJS.ProcessEnv): ChildProcess & { output(): string } {
-  const pinned = SERVER_CPUS ? ['taskset', '-c', SERVER_CPUS, ...argv] : argv;
+/**
+ * Spawns a child that dies with this process (setpriv parent-death signal where available). A
+ * server under test runs on BENCH_SERVER_CPUS when set; anything else (`underTest: false`) stays
+ * on the bench's CPUs.
+ */
+export function spawnChild(argv: string[], env: NodeJS.ProcessEnv, { underTest = true } = {}): ChildProcess & { output(): string } {
+  const pinned = SERVER_CPUS && underTest ? ['taskset', '-c', SERVER_CPUS, ...argv] : argv;
   const full = setpriv ? [setpriv, '--pdeathsig=KILL', '--', ...pinned] : pinned;
   const child = spawn(full[0]!, full.slice(1), { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
@@ -239,7 +243,7 @@ export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<
 
 /** Runs a command to completion; resolves with stdout, rejects with the output on failure. */
 function runToEnd(argv: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  const child = spawnChild(argv, env);
+  const child = spawnChild(argv, env, { underTest: false });
   let stdout = '';
   child.stdout!.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
   return new Promise((res, rej) => {

@@ -10,7 +10,7 @@
 // Optional scenario modules: bench/oauth.ts, bench/webhooks.ts, bench/room-servers.ts, bench/services.ts,
 // bench/llm-proxy.ts, bench/feeds.ts, bench/billing.ts, bench/scale-out.ts (see bench/lib.ts). BENCH_ONLY=core,feeds,… runs only those parts.
 // BENCH_CPU_PROF_DIR=dir makes every server the bench starts (Atrium and the bare baseline) write a V8 CPU profile there when it stops.
-// BENCH_SERVER_CPUS=1 runs those servers on CPU 1 and the bench (load generator, fake upstreams, PostgreSQL) on the others (pinBench in bench/lib.ts).
+// BENCH_SERVER_CPUS=1 runs those servers on CPU 1 and the bench (load generator, fake upstreams, PostgreSQL, S3) on the others (pinBench in bench/lib.ts).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';

@@ -60,7 +60,7 @@ async function roomReads(context: BenchContext): Promise<{ one: ScenarioResult; 
 async function startS3(): Promise<{ endpoint: string; pid: number; stop(): Promise<void> }> {
   const dir = makeTempDir('atrium-bench-s3-');
   const port = await freePort();
-  const child = spawnChild([process.execPath, join(repoRoot, 'node_modules', 's3rver', 'bin', 's3rver.js'), '-d', dir, '-a', '127.0.0.1', '-p', String(port), '-s', '--configure-bucket', BUCKET], process.env);
+  const child = spawnChild([process.execPath, join(repoRoot, 'node_modules', 's3rver', 'bin', 's3rver.js'), '-d', dir, '-a', '127.0.0.1', '-p', String(port), '-s', '--configure-bucket', BUCKET], process.env, { underTest: false });
   const endpoint = `http://127.0.0.1:${port}`;
   await waitReady(child, `${endpoint}/${BUCKET}`, 's3rver');
   return {
