@@ -293,6 +293,8 @@ async function postgresVersion(url: string): Promise<string | undefined> {
 }
 
 async function main(): Promise<void> {
+  // Before pinBench, which leaves the bench fewer CPUs than the machine has.
+  const nproc = availableParallelism();
   const pinned = pinBench();
   if (pinned) log(`cpus: ${pinned}`);
   const settings: MeasureSettings = {
@@ -369,7 +371,7 @@ async function main(): Promise<void> {
       coreDate: keptCore ? keptCore.coreDate ?? keptCore.date : date,
       coreSpeed: keptCore ? keptCore.coreSpeed : coreSpeed,
       machine: {
-        nproc: availableParallelism(),
+        nproc,
         cpu: cpus()[0]?.model ?? 'unknown',
         memoryGiB: Math.round(totalmem() / 2 ** 30),
         node: process.version,
