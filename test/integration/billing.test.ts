@@ -6,7 +6,7 @@
 // local checkout (credits once however often it is confirmed), roles, validation, and the usage
 // report's buckets checked against hand-computed expectations.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, test } from 'node:test';
@@ -49,10 +49,11 @@ forEachEngine('billing', (engine) => {
   let upstream: FakeUpstream;
   let service: TestService;
   let tenant: Tenant;
+  let dir: string;
 
   before(async () => {
     upstream = await startFakeUpstream();
-    const dir = mkdtempSync(join(tmpdir(), 'atrium-prices-'));
+    dir = mkdtempSync(join(tmpdir(), 'atrium-prices-'));
     writeFileSync(join(dir, 'prices.json'), JSON.stringify(PRICES));
     service = await startTestService(engine, {
       ATRIUM_OPENAI_BASE_URL: `${upstream.url}/v1`,
@@ -68,6 +69,7 @@ forEachEngine('billing', (engine) => {
   after(async () => {
     await service?.stop();
     await upstream?.close();
+    rmSync(dir, { recursive: true, force: true });
   });
   afterEach(async () => {
     assert.deepEqual([...await verifyLedger(service.ctx.db)], [], 'every wallet equals its ledger\'s sum, and its reservations');

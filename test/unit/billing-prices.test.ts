@@ -3,15 +3,16 @@
 // (reasoning at the output price unless priced, the surcharge), the UTC calendar buckets, and a
 // price file that is wrong stopping the start with the reason.
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { costOf, fromMicros, toMicros } from '../../src/modules/billing/money.ts';
 import { DEFAULT_PRICES_FILE, loadPriceList, priceCall, priceOf } from '../../src/modules/billing/prices.ts';
 import { bucketStart, nextBucket } from '../../src/modules/billing/service.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'atrium-prices-unit-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
 const file = (name: string, content: unknown) => {
   const path = join(dir, name);
   writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
