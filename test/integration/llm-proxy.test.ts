@@ -40,6 +40,7 @@ interface UsageRow {
   cache_write_tokens: string;
   output_tokens: string;
   reasoning_tokens: string;
+  ttfb_ms: number | null;
   annotations: Record<string, string>;
 }
 
@@ -203,6 +204,18 @@ forEachEngine('LLM proxy', (engine) => {
       assert.equal(row.outcome, 'client_aborted');
       await eventually(async () => upstream.aborted > abortedBefore);
     });
+
+    test('a client that leaves before the answer starts takes the upstream call with it; recorded as 499', async () => {
+      const abortedBefore = upstream.aborted;
+      const model = `fake-wait-${3000 + Math.floor(Math.random() * 1000)}`;
+      await assert.rejects(
+        openai(tenant.apiKey).chat.completions.create({ model, messages: [] }, { signal: AbortSignal.timeout(300) }),
+        (error: unknown) => error instanceof OpenAI.APIUserAbortError,
+      );
+      await eventually(async () => upstream.aborted > abortedBefore);
+      const row = await eventually(async () => rowsOf<UsageRow>(await service.ctx.db.execute(sql`select * from llm_usage where project_id = ${tenant.projectId}::uuid and model = ${model}`))[0]);
+      assert.deepEqual([row.status, row.outcome, row.usage_source, row.ttfb_ms], [499, 'client_aborted', 'none', null]);
+    });
   });
 
   describe('Anthropic', () => {
@@ -338,6 +351,25 @@ forEachEngine('LLM proxy', (engine) => {
     for (const id of ids) assert.equal((await usageOf(id)).request_id, id);
     await eventually(async () => rowsOf(await service.ctx.db.execute(sql`
       select 1 from events where type = 'llm.call.completed' and data->>'request_id' = any(${`{${ids.join(',')}}`}::text[])`)).length === 20);
+  });
+
+  test('an upstream that sends no answer within ATRIUM_LLM_TIMEOUT_SECONDS: 504 in the provider\'s shape, the request given up, the call recorded', async () => {
+    const patient = await startTestService(engine, { ATRIUM_OPENAI_BASE_URL: `${upstream.url}/v1`, ATRIUM_OPENAI_API_KEY: OPENAI_KEY, ATRIUM_LLM_TIMEOUT_SECONDS: '1' });
+    try {
+      const own = await createTenant(patient, 'llm-timeout');
+      const abortedBefore = upstream.aborted;
+      const client = new OpenAI({ apiKey: own.apiKey, baseURL: `${patient.url}/openai/v1`, maxRetries: 0 });
+      // The fake model answers after 2.0–3.0 s.
+      const { error } = await client.chat.completions.create({ model: 'fake-wait-2500', messages: [] }).then(() => ({ error: undefined }), (e: unknown) => ({ error: e }));
+      assert.ok(error instanceof OpenAI.APIError, String(error));
+      assert.equal(error.status, 504);
+      assert.equal((error.error as { code?: string }).code, 'upstream_timeout');
+      await eventually(async () => upstream.aborted > abortedBefore);
+      const row = await eventually(async () => rowsOf<UsageRow>(await patient.ctx.db.execute(sql`select * from llm_usage where project_id = ${own.projectId}::uuid`))[0]);
+      assert.deepEqual([row.status, row.outcome, row.usage_source], [504, 'upstream_error', 'none']);
+    } finally {
+      await patient.stop();
+    }
   });
 
   test('records still waiting to be written together when the service stops are written on its way down', async () => {

@@ -14,7 +14,7 @@ import { apiError, forbidden } from '../../platform/http/errors.ts';
 import { admitCall } from '../billing/service.ts';
 import { apiScopeOf } from '../participant-tokens/service.ts';
 import type { CallRecord } from './store.ts';
-import type { Upstream } from './upstream.ts';
+import { UpstreamExchange, type Upstream, type UpstreamAnswer } from './upstream.ts';
 import { modelAllowed, NO_USAGE, plainAnswerState, UsageTap, type Provider, type TapState } from './usage.ts';
 
 /** Request headers a client may send on to the provider; everything else (credentials above all) stays here. */
@@ -94,7 +94,7 @@ function upstreamHeaders(request: FastifyRequest, upstream: Upstream, body: Buff
   return { ...headers, ...upstream.auth };
 }
 
-function responseHeaders(headers: Dispatcher.ResponseData['headers'], keepLength: boolean): Record<string, string> {
+function responseHeaders(headers: UpstreamAnswer['headers'], keepLength: boolean): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
@@ -181,12 +181,17 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
       .catch((error: unknown) => ctx.log.error({ err: error, requestId }, 'llm proxy: the usage record could not be written'));
   };
 
-  // A client that leaves before the answer starts takes the upstream request with it.
-  const abort = new AbortController();
+  // A client that leaves takes the upstream request with it.
+  const exchange = new UpstreamExchange(upstream.pool, {
+    method: request.method as Dispatcher.HttpMethod,
+    path: `${upstream.pathOf(call.endpoint)}${query}`,
+    headers: upstreamHeaders(request, upstream, body),
+    body: body ?? null,
+  });
   /** Records a call that failed before any of its answer reached the client; the error to answer with. */
   const failedBeforeAnswer = (error: unknown, outcome: 'upstream_error' | 'upstream_cut', timedOut: boolean, what: string, upstreamRequestId: string | null) => {
     const nothing = { usage_source: 'none', usage: NO_USAGE, ttfb_ms: null, upstream_request_id: upstreamRequestId, model: model ?? null, stream: false } as const;
-    if (abort.signal.aborted) {
+    if (exchange.aborted) {
       record({ ...nothing, status: CLIENT_CLOSED, outcome: 'client_aborted' });
       return apiError('upstream_unavailable', 'The client closed the connection');
     }
@@ -196,17 +201,11 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
     record({ ...nothing, status: failure.status, outcome });
     return failure;
   };
-  let onClose = () => abort.abort();
+  let onClose = () => exchange.abort();
   reply.raw.once('close', () => onClose());
-  let response: Dispatcher.ResponseData;
+  let response: UpstreamAnswer;
   try {
-    response = await upstream.pool.request({
-      method: request.method as Dispatcher.HttpMethod,
-      path: `${upstream.pathOf(call.endpoint)}${query}`,
-      headers: upstreamHeaders(request, upstream, body),
-      body: body ?? null,
-      signal: abort.signal,
-    });
+    response = await exchange.answer;
   } catch (error) {
     throw failedBeforeAnswer(error, 'upstream_error', error instanceof undiciErrors.HeadersTimeoutError, 'could not be reached', null);
   }
@@ -217,7 +216,7 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
   /** Records the answer once the connection to the client closes (the outcome is known then). */
   const recordWhenClosed = (state: () => TapState, upstreamCut: () => boolean) => () => {
     const finished = reply.raw.writableFinished;
-    if (!finished) abort.abort();
+    if (!finished) exchange.abort();
     const answer = state();
     // Decided when the connection to the client closes: a cut upstream has failed by then, an
     // abandoning client has not.
