@@ -95,7 +95,10 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
       // A body given up before its end gives up the request, and its connection.
       destroy: (error, callback) => {
         this.abort();
-        callback(error);
+        // An error in the turn that brought the headers would be emitted before the reader,
+        // awaiting `answer`, could listen for it, and so crash the process: it waits a turn.
+        if (error && this.#body!.listenerCount('error') === 0) setImmediate(callback, error);
+        else callback(error);
       },
     });
     this.#resolve({ statusCode, headers, body: this.#body });
