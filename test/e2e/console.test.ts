@@ -487,7 +487,7 @@ describe('the web console in Chromium', () => {
     assert.equal(created.queue_name, 'digests');
     assert.deepEqual(created.payload, { kind: 'digest' });
     assert.equal(created.once, true);
-    await page.getByRole('cell', { name: 'submitted' }).waitFor({ timeout: 30_000 });
+    await page.getByRole('cell', { name: 'submitted', exact: true }).waitFor({ timeout: 30_000 });
     await shoot(page, 'scheduled-task');
 
     await page.getByRole('button', { name: 'Edit' }).click();
