@@ -161,8 +161,9 @@ export function machineSpeedMs(): number {
 /**
  * BENCH_SERVER_CPUS (a taskset CPU list, e.g. `1`): the servers under test (Atrium and the bare
  * baselines: spawnChild's children unless told otherwise) run on these CPUs, and the bench itself,
- * with its load generator, fake upstreams, PostgreSQL and S3, on the others, as a load generator on a machine of its
- * own would. Unset, everything shares every CPU (the default, and how the results so far were taken).
+ * with its load generator, fake upstreams, PostgreSQL and S3, on the others, as a load generator on
+ * a machine of its own would. Unset, everything shares every CPU (the default, and how the results
+ * so far were taken).
  */
 const SERVER_CPUS = process.env.BENCH_SERVER_CPUS?.trim() || undefined;
 

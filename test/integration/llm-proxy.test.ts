@@ -360,10 +360,8 @@ forEachEngine('LLM proxy', (engine) => {
       const abortedBefore = upstream.aborted;
       const client = new OpenAI({ apiKey: own.apiKey, baseURL: `${patient.url}/openai/v1`, maxRetries: 0 });
       // The fake model answers after 2.0–3.0 s.
-      const { error } = await client.chat.completions.create({ model: 'fake-wait-2500', messages: [] }).then(() => ({ error: undefined }), (e: unknown) => ({ error: e }));
-      assert.ok(error instanceof OpenAI.APIError, String(error));
-      assert.equal(error.status, 504);
-      assert.equal((error.error as { code?: string }).code, 'upstream_timeout');
+      await assert.rejects(client.chat.completions.create({ model: 'fake-wait-2500', messages: [] }), (error: unknown) =>
+        error instanceof OpenAI.APIError && error.status === 504 && (error.error as { code?: string }).code === 'upstream_timeout');
       await eventually(async () => upstream.aborted > abortedBefore);
       const row = await eventually(async () => rowsOf<UsageRow>(await patient.ctx.db.execute(sql`select * from llm_usage where project_id = ${own.projectId}::uuid`))[0]);
       assert.deepEqual([row.status, row.outcome, row.usage_source], [504, 'upstream_error', 'none']);

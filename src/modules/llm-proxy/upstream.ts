@@ -55,6 +55,9 @@ export interface UpstreamAnswer {
  * the answer's headers arrive, or with the error that came first; `abort()` gives up the request
  * (and its answer's body) at any point.
  */
+/** Why a request is given up: its caller left, or stopped reading its answer. */
+const GIVEN_UP = 'The client closed the connection';
+
 export class UpstreamExchange implements Dispatcher.DispatchHandler {
   readonly answer: Promise<UpstreamAnswer>;
   #aborted = false;
@@ -79,12 +82,12 @@ export class UpstreamExchange implements Dispatcher.DispatchHandler {
   abort(): void {
     if (this.#aborted || this.#ended) return;
     this.#aborted = true;
-    this.#controller?.abort(new Error('The client closed the connection'));
+    this.#controller?.abort(new Error(GIVEN_UP));
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
-    if (this.#aborted) controller.abort(new Error('The client closed the connection'));
+    if (this.#aborted) controller.abort(new Error(GIVEN_UP));
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
