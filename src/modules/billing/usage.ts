@@ -18,6 +18,12 @@ import { billingState, chargeRecharge, priceSessions, priceUsages, RECHARGE_TOPI
 export const PRICE_TOPIC = 'billing.price';
 export const SESSION_PRICE_TOPIC = 'billing.price-session';
 
+/** What a pricing job carries of its call's event: the fields pricing reads, and no more. */
+const PRICED_FIELDS = Object.keys({
+  request_id: true, provider: true, endpoint: true, model: true, usage_source: true, usage: true, user: true, annotations: true, started_at: true,
+} satisfies Record<keyof CallUsage, true>);
+const pricedCall = sql.raw(`jsonb_build_object(${PRICED_FIELDS.map((field) => `'${field}', event.data->'${field}'`).join(', ')})`);
+
 export function usageFanout(ctx: AppContext): EventConsumer {
   // Sessions are priced only when the price list has a price for their minutes: no job otherwise.
   const sessions = pricesSessions(billingState(ctx).prices);
@@ -29,7 +35,7 @@ export function usageFanout(ctx: AppContext): EventConsumer {
         return {
           wants: sql`true`,
           jobs: sql`select ${PRICE_TOPIC}::text as topic, event.id::text as key,
-            jsonb_build_object('project_id', event.project_id, 'call', event.data) as payload from event`,
+            jsonb_build_object('project_id', event.project_id, 'call', ${pricedCall}) as payload from event`,
           gatherMs,
         };
       }
