@@ -46,18 +46,18 @@ export interface UpstreamAnswer {
   body: Readable;
 }
 
+/** Why a request is given up: its caller left, or stopped reading its answer. */
+const GIVEN_UP = 'The client closed the connection';
+
 /**
  * One request to a provider, dispatched with a handler of our own rather than through
  * `pool.request`. That API's per-request handler is an AsyncResource, and with a model's pace (50
  * calls waiting upstream) each call's objects then lived through two scavenges into the old
- * generation, about 3 KB a call; the major collections that followed made the proxy's p99
- * (docs/benchmarks.md, "The proxy's calls kept out of the old generation"). `answer` settles when
- * the answer's headers arrive, or with the error that came first; `abort()` gives up the request
- * (and its answer's body) at any point.
+ * generation, 2.7–6.3 KB a call in small test programs, and the major collections that followed
+ * added to the proxy's p99 (docs/benchmarks.md, "The proxy's calls kept out of the old
+ * generation"). `answer` settles when the answer's headers arrive, or with the error that came
+ * first; `abort()` gives up the request (and its answer's body) at any point.
  */
-/** Why a request is given up: its caller left, or stopped reading its answer. */
-const GIVEN_UP = 'The client closed the connection';
-
 export class UpstreamExchange implements Dispatcher.DispatchHandler {
   readonly answer: Promise<UpstreamAnswer>;
   #aborted = false;
