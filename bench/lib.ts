@@ -2,14 +2,17 @@
 //
 // ## Optional scenario modules
 //
-// bench/run.ts imports bench/oauth.ts and bench/webhooks.ts when they exist. Each exports
+// bench/run.ts imports the modules listed in its EXTRA_MODULES when they exist. Each exports
 //
 //     export async function run(context: BenchContext): Promise<object>
 //
 // and whatever it returns lands in bench/results/latest.json under `extras.<name>` and in a section
 // of docs/benchmarks.md. Return `{ scenarios: ScenarioResult[], notes?: string }` (results of
 // `context.measure`) to get a table there; any other object is shown as JSON. A module that throws
-// is reported as failed; the rest of the run goes on.
+// is reported as failed; the rest of the run goes on. To let it run alone as well
+// (`node bench/<name>.ts`), end it with
+//
+//     if (import.meta.main) await (await import('./lib.ts')).runAlone(run, ['postgres']);
 //
 // What `context` offers (BenchContext below):
 //   - pgUrl        URL of the throwaway PostgreSQL cluster's `atrium_test` database (superuser);
@@ -47,6 +50,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import postgres from 'postgres';
 import { SERVE_NODE_FLAGS } from '../bin/serve-flags.js';
+import { startPostgres, stopAllSync } from '../test/support/postgres.ts';
 
 export type Engine = 'postgres' | 'pglite';
 
@@ -446,6 +450,25 @@ export interface MeasureSettings {
   rounds: number;
 }
 
+function setting(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0) throw new Error(`${name}=${raw} is not a non-negative number`);
+  return value;
+}
+
+/** The run's settings from BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS and BENCH_ROUNDS (defaults above). */
+export function settingsFromEnv(): MeasureSettings {
+  return {
+    duration: setting('BENCH_DURATION', 10),
+    // Long enough for V8 to finish optimising the server's hot paths (docs/benchmarks.md, Method).
+    warmup: setting('BENCH_WARMUP', 10),
+    connections: setting('BENCH_CONNECTIONS', 50),
+    rounds: setting('BENCH_ROUNDS', 5),
+  };
+}
+
 interface Target {
   url: string | string[];
   scenario: Scenario;
@@ -572,4 +595,36 @@ export function cpuSeconds(pid: number | number[] | undefined): number | undefin
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Runs one scenario module on its own (`node bench/<name>.ts`) with the settings of `npm run bench`:
+ * a throwaway PostgreSQL cluster for those of `engines` that BENCH_ENGINES keeps; the result is
+ * printed as JSON.
+ */
+export async function runAlone(run: (context: BenchContext) => Promise<object>, engines: Engine[]): Promise<never> {
+  const settings = settingsFromEnv();
+  const wanted = engines.filter((engine) => (process.env.BENCH_ENGINES ?? engines.join(',')).split(',').map((e) => e.trim()).includes(engine));
+  const pg = wanted.includes('postgres') ? await startPostgres() : undefined;
+  const pgUrl = pg && !('skipped' in pg) ? pg.url : undefined;
+  process.on('exit', () => {
+    cleanupSync();
+    stopAllSync();
+  });
+  try {
+    const result = await run({
+      pgUrl,
+      engines: wanted.filter((engine) => engine === 'pglite' || pgUrl),
+      ...settings,
+      startAtrium: (engine, env, alongside) => startAtrium(pgUrl, engine, env, alongside),
+      measure: (url, scenario) => measure(settings, url, scenario),
+      measureSideBySide: (targets) => measureSideBySide(settings, targets, log),
+      log,
+    });
+    console.log(JSON.stringify(result, null, 2));
+  } finally {
+    cleanupSync();
+    if (pg && !('skipped' in pg)) await pg.stop();
+  }
+  process.exit(0);
 }

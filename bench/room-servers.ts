@@ -244,32 +244,5 @@ export async function run(context: BenchContext): Promise<object> {
   }
 }
 
-// Standalone: a throwaway PostgreSQL cluster, the same settings as `npm run bench`.
-if (import.meta.main) {
-  const lib = await import('./lib.ts');
-  const { startPostgres, stopAllSync } = await import('../test/support/postgres.ts');
-  const setting = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-  const settings = { duration: setting('BENCH_DURATION', 10), warmup: setting('BENCH_WARMUP', 2), connections: setting('BENCH_CONNECTIONS', 50), rounds: setting('BENCH_ROUNDS', 5) };
-  const pg = await startPostgres();
-  const pgUrl = !('skipped' in pg) ? pg.url : undefined;
-  process.on('exit', () => {
-    lib.cleanupSync();
-    stopAllSync();
-  });
-  try {
-    const result = await run({
-      pgUrl,
-      engines: pgUrl ? ['postgres'] : [],
-      ...settings,
-      startAtrium: (engine, env) => lib.startAtrium(pgUrl, engine, env),
-      measure: (url, scenario) => lib.measure(settings, url, scenario),
-      measureSideBySide: (targets) => lib.measureSideBySide(settings, targets, lib.log),
-      log: lib.log,
-    });
-    console.log(JSON.stringify(result, null, 2));
-  } finally {
-    lib.cleanupSync();
-    if (!('skipped' in pg)) await pg.stop();
-  }
-  process.exit(0);
-}
+// Standalone, with the settings of `npm run bench`.
+if (import.meta.main) await (await import('./lib.ts')).runAlone(run, ['postgres']);

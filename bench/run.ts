@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import postgres from 'postgres';
 import { startPostgres, stopAllSync, type PostgresHandle } from '../test/support/postgres.ts';
 import {
-  cleanupSync, log, machineSpeedMs, measure, measureSideBySide, pinBench, repoRoot, startAtrium, startBare,
+  cleanupSync, log, machineSpeedMs, measure, measureSideBySide, pinBench, repoRoot, settingsFromEnv, startAtrium, startBare,
   type BenchContext, type Engine, type MeasureSettings, type Scenario, type ScenarioResult,
 } from './lib.ts';
 
@@ -68,13 +68,6 @@ const targetLine = (t: TargetCheck) => t.met === undefined
   ? `Target (${t.description}): not checked — PostgreSQL was not measured.`
   : `Target (${t.description}): **${t.met ? 'met' : 'missed'}** — ${((t.ratio ?? 0) * 100).toFixed(0)} % of bare, p99 ${t.p99Ms} ms.`;
 
-function setting(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name}=${raw} is not a non-negative number`);
-  return value;
-}
 
 interface EngineResult {
   engine: Engine;
@@ -297,13 +290,7 @@ async function main(): Promise<void> {
   const nproc = availableParallelism();
   const pinned = pinBench();
   if (pinned) log(`cpus: ${pinned}`);
-  const settings: MeasureSettings = {
-    duration: setting('BENCH_DURATION', 10),
-    // Long enough for V8 to finish optimising the server's hot paths (docs/benchmarks.md, Method).
-    warmup: setting('BENCH_WARMUP', 10),
-    connections: setting('BENCH_CONNECTIONS', 50),
-    rounds: setting('BENCH_ROUNDS', 5),
-  };
+  const settings = settingsFromEnv();
   const wanted = (process.env.BENCH_ENGINES ?? 'postgres,pglite').split(',').map((e) => e.trim()).filter(Boolean);
   for (const e of wanted) if (e !== 'postgres' && e !== 'pglite') throw new Error(`BENCH_ENGINES: unknown engine ${e}`);
   const skipped: string[] = [];
