@@ -458,6 +458,13 @@ function setting(name: string, fallback: number): number {
   return value;
 }
 
+/** The engines BENCH_ENGINES names (a comma-separated list; `fallback` when unset), each checked. */
+export function enginesFromEnv(fallback: Engine[]): Engine[] {
+  const named = (process.env.BENCH_ENGINES ?? '').split(',').map((e) => e.trim()).filter(Boolean);
+  for (const e of named) if (e !== 'postgres' && e !== 'pglite') throw new Error(`BENCH_ENGINES: unknown engine ${e}`);
+  return named.length > 0 ? named as Engine[] : fallback;
+}
+
 /** The run's settings from BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS and BENCH_ROUNDS (defaults above). */
 export function settingsFromEnv(): MeasureSettings {
   return {
@@ -604,7 +611,7 @@ export function cpuSeconds(pid: number | number[] | undefined): number | undefin
  */
 export async function runAlone(run: (context: BenchContext) => Promise<object>, engines: Engine[]): Promise<never> {
   const settings = settingsFromEnv();
-  const wanted = engines.filter((engine) => (process.env.BENCH_ENGINES ?? engines.join(',')).split(',').map((e) => e.trim()).includes(engine));
+  const wanted = enginesFromEnv(engines).filter((engine) => engines.includes(engine));
   const pg = wanted.includes('postgres') ? await startPostgres() : undefined;
   const pgUrl = pg && !('skipped' in pg) ? pg.url : undefined;
   process.on('exit', () => {

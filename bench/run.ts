@@ -18,7 +18,7 @@ import { pathToFileURL } from 'node:url';
 import postgres from 'postgres';
 import { startPostgres, stopAllSync, type PostgresHandle } from '../test/support/postgres.ts';
 import {
-  cleanupSync, log, machineSpeedMs, measure, measureSideBySide, pinBench, repoRoot, settingsFromEnv, startAtrium, startBare,
+  cleanupSync, enginesFromEnv, log, machineSpeedMs, measure, measureSideBySide, pinBench, repoRoot, settingsFromEnv, startAtrium, startBare,
   type BenchContext, type Engine, type MeasureSettings, type Scenario, type ScenarioResult,
 } from './lib.ts';
 
@@ -291,8 +291,7 @@ async function main(): Promise<void> {
   const pinned = pinBench();
   if (pinned) log(`cpus: ${pinned}`);
   const settings = settingsFromEnv();
-  const wanted = (process.env.BENCH_ENGINES ?? 'postgres,pglite').split(',').map((e) => e.trim()).filter(Boolean);
-  for (const e of wanted) if (e !== 'postgres' && e !== 'pglite') throw new Error(`BENCH_ENGINES: unknown engine ${e}`);
+  const wanted = enginesFromEnv(['postgres', 'pglite']);
   const skipped: string[] = [];
 
   let pg: PostgresHandle | undefined;
@@ -304,7 +303,7 @@ async function main(): Promise<void> {
       log(`postgres: throwaway cluster at ${pg.url}`);
     }
   }
-  const engines = wanted.filter((e): e is Engine => e === 'pglite' || (e === 'postgres' && pg !== undefined));
+  const engines = wanted.filter((e) => e === 'pglite' || pg !== undefined);
 
   const date = new Date().toISOString();
   const previous = previousReport();
