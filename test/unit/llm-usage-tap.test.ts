@@ -82,3 +82,45 @@ test('an Anthropic error event marks the stream errored', async () => {
   assert.equal(state.errored, true);
   assert.equal(state.terminal, false);
 });
+
+test('a stripped OpenAI stream cut anywhere, in any line ending, UTF-8 split too: the same bytes out and the same usage', async () => {
+  for (const eol of ['\n', '\r\n', '\r']) {
+    const event = (data: unknown) => sse(data).replaceAll('\n', eol);
+    const kept = [event(chatChunk('Grüße 😀')), event(chatChunk('[DONE] is only text here'))];
+    const usageChunk = event({ id: 'c', choices: [], usage: { prompt_tokens: 3, completion_tokens: 4 } });
+    const done = event('[DONE]');
+    const bytes = Buffer.from(kept.join('') + usageChunk + done);
+    const expected = kept.join('') + done;
+    for (let at = 0; at <= bytes.length; at++) {
+      for (const strip of [true, false]) {
+        const usageTap = new UsageTap({ provider: 'openai', endpoint: '/v1/chat/completions', streamed: true, stripUsageChunk: strip });
+        const out: Buffer[] = [];
+        usageTap.on('data', (chunk: Buffer) => out.push(chunk));
+        const ended = new Promise((resolve) => usageTap.on('end', resolve));
+        usageTap.write(bytes.subarray(0, at));
+        usageTap.end(bytes.subarray(at));
+        await ended;
+        const where = `${JSON.stringify(eol)} cut at ${at}, ${strip ? 'stripped' : 'as is'}`;
+        assert.equal(Buffer.concat(out).toString('utf8'), strip ? expected : bytes.toString('utf8'), where);
+        assert.equal(usageTap.state.usage?.output_tokens, 4, where);
+        assert.equal(usageTap.state.model, 'gpt-x', where);
+        assert.equal(usageTap.state.terminal, true, where);
+      }
+    }
+  }
+});
+
+test('a stream whose usage member is split over two data lines is still read', async () => {
+  const { state } = await tap('openai', '/v1/chat/completions', [
+    sse(chatChunk('a')),
+    'data: {"id":"c","choices":[],"usage":\ndata:  {"prompt_tokens": 5,\ndata: "completion_tokens": 1}}\n\n',
+  ]);
+  assert.equal(state.usage?.input_tokens, 5);
+  assert.equal(state.usage?.output_tokens, 1);
+});
+
+test('the bytes left at the end with no blank line are passed on when stripping, unread', async () => {
+  const { state, text } = await tap('openai', '/v1/chat/completions', [sse(chatChunk('a')), 'data: {"id":"c","choices":[],"usage":{"prompt_tokens":1}}'], true);
+  assert.equal(text, `${sse(chatChunk('a'))}data: {"id":"c","choices":[],"usage":{"prompt_tokens":1}}`);
+  assert.equal(state.usage, undefined);
+});

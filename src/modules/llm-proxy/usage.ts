@@ -1,8 +1,8 @@
-// Reading usage out of an answer while it passes through: a tap that copies the bytes on (as they
-// arrive, or event by event when one event must be dropped), splits a copy into server-sent events
-// and picks each provider's usage fields, terminal event and error event out of it.
+// Reading usage out of an answer while it passes through: a tap that passes the bytes on (as they
+// arrive, or event by event when one event must be dropped), finds the server-sent events in them
+// and decodes only the few that carry each provider's usage fields, terminal event or error event.
 import { Transform, type TransformCallback } from 'node:stream';
-import { StringDecoder } from 'node:string_decoder';
+import { SseSplitter, sseEventName, sseFields } from './sse.ts';
 
 export type Provider = 'openai' | 'anthropic';
 
@@ -68,44 +68,42 @@ export interface TapState {
   firstByteAt: number | undefined;
 }
 
-interface SseEvent {
-  raw: string;
-  event: string | undefined;
-  data: string;
-}
-
-/** Splits text into server-sent events (any line ending; comments and fields other than data/event ignored). */
-class SseSplitter {
-  #buffer = '';
-
-  push(text: string): SseEvent[] {
-    this.#buffer += text;
-    const events: SseEvent[] = [];
-    for (;;) {
-      const end = /\r\n\r\n|\n\n|\r\r/.exec(this.#buffer);
-      if (!end) return events;
-      const raw = this.#buffer.slice(0, end.index + end[0].length);
-      this.#buffer = this.#buffer.slice(raw.length);
-      let event: string | undefined;
-      const data: string[] = [];
-      for (const line of raw.slice(0, end.index).split(/\r\n|\n|\r/)) {
-        if (line.startsWith('event:')) event = line.slice(6).trim();
-        else if (line.startsWith('data:')) data.push(line.slice(line[5] === ' ' ? 6 : 5));
-      }
-      events.push({ raw, event, data: data.join('\n') });
-    }
-  }
-
-  /** What is left that no blank line ended. */
-  rest(): string {
-    return this.#buffer;
-  }
-}
-
-/** OpenAI stream events worth parsing: a usage or response object, or an error. */
-const OPENAI_EVENT_TO_READ = /"(?:usage|response|error)"\s*:\s*\{|"type"\s*:\s*"error"/;
+/** Events worth parsing in an OpenAI stream: a usage or response object, or an error. */
+const OPENAI_MEMBERS_TO_READ = [['"usage"', '{'], ['"response"', '{'], ['"error"', '{'], ['"type"', '"error"']]
+  .map(([key, value]) => ({ key: Buffer.from(key!), value: Buffer.from(value!) }));
 /** Anthropic stream events with something to read (content deltas and pings have not). */
 const ANTHROPIC_EVENTS_TO_READ = new Set(['message_start', 'message_delta', 'message_stop', 'error']);
+const DONE = Buffer.from('[DONE]');
+const DATA_FIELD = Buffer.from('data:');
+
+/** Past JSON whitespace in an event's bytes, and past a line break into its next data line. */
+function skipGap(bytes: Buffer, i: number): number {
+  for (;;) {
+    const byte = bytes[i];
+    if (byte === 0x20 || byte === 0x09) {
+      i++;
+    } else if (byte === 0x0a || byte === 0x0d) {
+      i++;
+      if (bytes[i] === 0x0a) i++;
+      if (bytes.compare(DATA_FIELD, 0, DATA_FIELD.length, i, Math.min(i + DATA_FIELD.length, bytes.length)) !== 0) return i;
+      i += DATA_FIELD.length;
+      if (bytes[i] === 0x20) i++;
+    } else {
+      return i;
+    }
+  }
+}
+
+/** Whether an event's bytes hold the JSON member `key` with a value beginning with `value`, whatever the spacing. */
+function hasMember(bytes: Buffer, key: Buffer, value: Buffer): boolean {
+  for (let at = bytes.indexOf(key); at !== -1; at = bytes.indexOf(key, at + key.length)) {
+    let i = skipGap(bytes, at + key.length);
+    if (bytes[i] !== 0x3a) continue; // ':'
+    i = skipGap(bytes, i + 1);
+    if (i + value.length <= bytes.length && bytes.compare(value, 0, value.length, i, i + value.length) === 0) return true;
+  }
+  return false;
+}
 
 function parse(text: string): Obj | undefined {
   try {
@@ -142,7 +140,6 @@ export class UsageTap extends Transform {
   readonly #metered: boolean;
   readonly #streamed: boolean;
   readonly #stripUsageChunk: boolean;
-  readonly #decoder = new StringDecoder('utf8');
   readonly #splitter = new SseSplitter();
   #json: Buffer[] = [];
   #jsonBytes = 0;
@@ -165,14 +162,13 @@ export class UsageTap extends Transform {
       done(null, chunk);
       return;
     }
-    const events = this.#splitter.push(this.#decoder.write(chunk));
+    const events = this.#splitter.push(chunk);
     if (!this.#stripUsageChunk) {
       for (const event of events) this.#onEvent(event);
       done(null, chunk);
       return;
     }
-    const kept = events.filter((event) => !this.#onEvent(event)).map((e) => e.raw).join('');
-    done(null, kept.length > 0 ? Buffer.from(kept) : undefined);
+    done(null, this.#kept(events));
   }
 
   override _flush(done: TransformCallback): void {
@@ -181,20 +177,37 @@ export class UsageTap extends Transform {
       done();
       return;
     }
-    const rest = this.#splitter.rest() + this.#decoder.end();
-    done(null, this.#stripUsageChunk && rest.length > 0 ? Buffer.from(rest) : undefined);
+    const last = this.#splitter.end();
+    if (!this.#stripUsageChunk) {
+      if (last) this.#onEvent(last);
+      done();
+      return;
+    }
+    // An event the last byte ended, or else the bytes no blank line ended, passed on as they are.
+    const out = last ? this.#kept([last]) : this.#splitter.rest();
+    done(null, out !== undefined && out.length > 0 ? out : undefined);
   }
 
-  /** Reads one event; true when it is the usage-only chunk to drop. */
-  #onEvent(event: SseEvent): boolean {
+  /** Reads the events and gives the bytes of those to pass on: as given when all are (one event, most often). */
+  #kept(events: Buffer[]): Buffer | undefined {
+    const kept = events.filter((event) => !this.#onEvent(event));
+    return kept.length === 0 ? undefined : kept.length === 1 ? kept[0] : Buffer.concat(kept);
+  }
+
+  /** Reads one event, given as its bytes; true when it is the usage-only chunk to drop. */
+  #onEvent(bytes: Buffer): boolean {
     if (this.#provider === 'openai') {
+      // Most events of a long answer are content deltas with nothing to read: decode and parse
+      // only those that may end the stream or carry usage, a response object or an error (and the
+      // first, for the model).
+      const worthReading = this.state.model === undefined || bytes.includes(DONE)
+        || OPENAI_MEMBERS_TO_READ.some(({ key, value }) => hasMember(bytes, key, value));
+      if (!worthReading) return false;
+      const event = sseFields(bytes);
       if (event.data === '[DONE]') {
         this.state.terminal = true;
         return false;
       }
-      // Most events of a long answer are content deltas with nothing to read: parse only those
-      // that may carry usage, a response object or an error (or the first, for the model).
-      if (this.state.model !== undefined && !OPENAI_EVENT_TO_READ.test(event.data)) return false;
       const data = parse(event.data);
       if (!data) return false;
       if (data.error) this.state.errored = true;
@@ -217,7 +230,9 @@ export class UsageTap extends Transform {
       }
       return false;
     }
-    if (event.event !== undefined && !ANTHROPIC_EVENTS_TO_READ.has(event.event)) return false;
+    const name = sseEventName(bytes);
+    if (name !== undefined && !ANTHROPIC_EVENTS_TO_READ.has(name)) return false;
+    const event = sseFields(bytes);
     const data = parse(event.data);
     if (!data) return false;
     const type = event.event ?? data.type;
