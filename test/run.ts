@@ -150,6 +150,10 @@ async function main(): Promise<number> {
 
   sweepStaleReportDirs();
   tapDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
+  // Each test file, and each server and CLI a test starts, is a new node that compiles the same
+  // modules again: a compile cache kept for the run spares most of that work (on the CLI's test
+  // file, a fifth of its CPU). Tests that stand for a user's shell leave it out.
+  env.NODE_COMPILE_CACHE ??= join(tapDir, 'compile-cache');
   const budgets = files.filter((file) => file.split(sep).includes('budgets'));
   const phases = [
     { files: files.filter((file) => !budgets.includes(file)), concurrency: 2 },

@@ -64,8 +64,10 @@ async function answers(url: string): Promise<boolean> {
  */
 function npmStart(t: TestContext, settings: Record<string, string>, dataDir = mkdtempSync(join(tmpdir(), 'atrium-npm-start-'))) {
   const env: NodeJS.ProcessEnv = { ...process.env, ATRIUM_DATA_DIR: dataDir, ATRIUM_LOG_LEVEL: 'info', ...settings };
-  // A user's shell: none of the outer npm's variables, the embedded database, the default bind address.
+  // A user's shell: none of the outer npm's variables nor the test run's compile cache, the
+  // embedded database, the default bind address.
   for (const name of Object.keys(env)) if (name.startsWith('npm_')) delete env[name];
+  delete env.NODE_COMPILE_CACHE;
   delete env.DATABASE_URL;
   if (!('HOST' in settings)) delete env.HOST;
   const argv = [...(setpriv ? [setpriv, '--pdeathsig=TERM', '--'] : []), 'npm', 'start'];
