@@ -26,8 +26,7 @@ export class SseSplitter {
     let pos = 0;
     if (this.#afterCR && n > 0) {
       this.#afterCR = false;
-      const crlf = chunk[0] === LF;
-      if (crlf) pos = 1;
+      if (chunk[0] === LF) pos = 1;
       if (this.#eventEndsAfterCR) {
         this.#eventEndsAfterCR = false;
         events.push(this.#take(chunk, 0, pos));
