@@ -56,3 +56,20 @@ test('the event name alone: only an `event:` line counts, not the word inside da
   assert.equal(sseEventName(Buffer.from('data: {}\r\nevent:  message_stop \r\n\r\n')), 'message_stop');
   assert.equal(sseEventName(Buffer.from('data: {"text":"event: error"}\n\n')), undefined);
 });
+
+test('an event longer than the limit comes in pieces as its bytes arrive; the events after it are whole', () => {
+  const long = `data: ${'x'.repeat(100)}\n\n`;
+  const text = Buffer.from(`${long}data: b\n\n`);
+  for (const size of [1, 7, 10, 64, text.length]) {
+    const splitter = new SseSplitter(16);
+    const events: Buffer[] = [];
+    for (let at = 0; at < text.length; at += size) events.push(...splitter.push(text.subarray(at, at + size)));
+    assert.equal(Buffer.concat(events).toString(), text.toString(), `chunks of ${size}`);
+    assert.equal(events.at(-1)!.toString(), 'data: b\n\n', `chunks of ${size}`);
+    // Nothing held past the limit: each piece is at most the limit and the chunk that passed it
+    // (an event that lies whole in one chunk is that chunk's view, held by no one).
+    const most = size >= long.length ? long.length : 16 + size;
+    for (const event of events) assert.ok(event.length <= most, `chunks of ${size}: ${event.length} bytes`);
+    assert.equal(splitter.rest().length, 0);
+  }
+});

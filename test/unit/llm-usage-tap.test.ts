@@ -124,3 +124,24 @@ test('the bytes left at the end with no blank line are passed on when stripping,
   assert.equal(text, `${sse(chatChunk('a'))}data: {"id":"c","choices":[],"usage":{"prompt_tokens":1}}`);
   assert.equal(state.usage, undefined);
 });
+
+test('an event over a MiB is passed on in pieces as it comes, and the usage after it is still read and stripped', async () => {
+  const huge = sse(chatChunk('x'.repeat(1.5 * 1024 * 1024)));
+  const usageChunk = sse({ id: 'c', choices: [], usage: { prompt_tokens: 3, completion_tokens: 4 } });
+  const bytes = Buffer.from(sse(chatChunk('a')) + huge + usageChunk + sse('[DONE]'));
+  const chunks: Buffer[] = [];
+  for (let at = 0; at < bytes.length; at += 64 * 1024) chunks.push(bytes.subarray(at, at + 64 * 1024));
+  const usageTap = new UsageTap({ provider: 'openai', endpoint: '/v1/chat/completions', streamed: true, stripUsageChunk: true });
+  const out: Buffer[] = [];
+  usageTap.on('data', (chunk: Buffer) => out.push(chunk));
+  const ended = new Promise((resolve) => usageTap.on('end', resolve));
+  for (const chunk of chunks.slice(0, 20)) usageTap.write(chunk);
+  await new Promise((resolve) => setImmediate(resolve));
+  const outBeforeEnd = Buffer.concat(out).length;
+  for (const chunk of chunks.slice(20)) usageTap.write(chunk);
+  usageTap.end();
+  await ended;
+  assert.ok(outBeforeEnd > 1024 * 1024, `the huge event flowed on before it ended (${outBeforeEnd} bytes out after 20 chunks)`);
+  assert.equal(Buffer.concat(out).toString('utf8'), sse(chatChunk('a')) + huge + sse('[DONE]'));
+  assert.equal(usageTap.state.usage?.output_tokens, 4);
+});

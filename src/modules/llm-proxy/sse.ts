@@ -7,16 +7,28 @@ const CR = 0x0d;
  * Splits a byte stream into server-sent events. Each event is given as its bytes, up to and
  * including the line ending of the blank line that ends it; line endings may be LF, CRLF or CR,
  * mixed (the SSE grammar). Where an event lies within one chunk its bytes are a view of that chunk.
+ * An event longer than `maxEventBytes` comes in pieces.
  */
 export class SseSplitter {
+  /**
+   * Most bytes held for an event not ended yet. Past it they are given on as they are, as if an
+   * event had ended there (the rest of it comes as more such pieces), so that a stream which never
+   * sends a blank line cannot grow the proxy's memory; no event worth reading is that long.
+   */
+  readonly #maxEventBytes: number;
   /** Bytes of the event not ended yet. */
   #pending: Buffer[] = [];
+  #pendingBytes = 0;
   /** No byte since the last line ending (so a line ending now ends a blank line). */
   #lineEmpty = true;
   /** The last byte seen was a CR: an LF coming next belongs to the same line ending. */
   #afterCR = false;
   /** ... and that CR ended a blank line, so an event ends with it (or with the LF after it). */
   #eventEndsAfterCR = false;
+
+  constructor(maxEventBytes = 1024 * 1024) {
+    this.#maxEventBytes = maxEventBytes;
+  }
 
   /** The events that `chunk` ends, in order. */
   push(chunk: Buffer): Buffer[] {
@@ -58,7 +70,14 @@ export class SseSplitter {
       }
       pos = end;
     }
-    if (start < n) this.#pending.push(start === 0 ? chunk : chunk.subarray(start));
+    if (start < n) {
+      if (this.#pendingBytes + n - start > this.#maxEventBytes) {
+        events.push(this.#take(chunk, start, n));
+      } else {
+        this.#pending.push(start === 0 ? chunk : chunk.subarray(start));
+        this.#pendingBytes += n - start;
+      }
+    }
     return events;
   }
 
@@ -81,6 +100,7 @@ export class SseSplitter {
     if (this.#pending.length === 0) return tail;
     const whole = Buffer.concat([...this.#pending, tail]);
     this.#pending = [];
+    this.#pendingBytes = 0;
     return whole;
   }
 }
