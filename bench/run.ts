@@ -68,7 +68,6 @@ const targetLine = (t: TargetCheck) => t.met === undefined
   ? `Target (${t.description}): not checked — PostgreSQL was not measured.`
   : `Target (${t.description}): **${t.met ? 'met' : 'missed'}** — ${((t.ratio ?? 0) * 100).toFixed(0)} % of bare, p99 ${t.p99Ms} ms.`;
 
-
 interface EngineResult {
   engine: Engine;
   scenarios: (ScenarioResult & { ratio: number })[];

@@ -73,3 +73,9 @@ test('an event longer than the limit comes in pieces as its bytes arrive; the ev
     assert.equal(splitter.rest().length, 0);
   }
 });
+
+test('a piece cut at the limit that ends on a blank line\'s CR is not followed by an empty event', () => {
+  const splitter = new SseSplitter(4);
+  assert.deepEqual(splitter.push(Buffer.from('data: abc\r\r')).map(String), ['data: abc\r\r']);
+  assert.deepEqual(splitter.push(Buffer.from('data: b\n\n')).map(String), ['data: b\n\n']);
+});

@@ -2,6 +2,7 @@
 // reads a handful of a stream's events and passes the rest on as the bytes it was given.
 const LF = 0x0a;
 const CR = 0x0d;
+const NO_BYTES = Buffer.alloc(0);
 
 /**
  * Splits a byte stream into server-sent events. Each event is given as its bytes, up to and
@@ -41,7 +42,9 @@ export class SseSplitter {
       if (chunk[0] === LF) pos = 1;
       if (this.#eventEndsAfterCR) {
         this.#eventEndsAfterCR = false;
-        events.push(this.#take(chunk, 0, pos));
+        // Nothing to give when a piece cut at the limit already gave the event's bytes.
+        const event = this.#take(chunk, 0, pos);
+        if (event.length > 0) events.push(event);
         start = pos;
       }
     }
@@ -86,12 +89,12 @@ export class SseSplitter {
     if (!this.#eventEndsAfterCR) return undefined;
     this.#afterCR = false;
     this.#eventEndsAfterCR = false;
-    return this.#take(Buffer.alloc(0), 0, 0);
+    return this.#take(NO_BYTES, 0, 0);
   }
 
   /** What is left that no blank line ended. */
   rest(): Buffer {
-    return this.#take(Buffer.alloc(0), 0, 0);
+    return this.#take(NO_BYTES, 0, 0);
   }
 
   /** The pending bytes and `chunk[start, end)` as one event; nothing is pending after. */
