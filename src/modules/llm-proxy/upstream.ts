@@ -54,7 +54,7 @@ const GIVEN_UP = 'The client closed the connection';
  * `pool.request`. That API's per-request handler is an AsyncResource, and with a model's pace (50
  * calls waiting upstream) each call's objects then lived through two scavenges into the old
  * generation, 2.7–6.3 KB a call in small test programs, and the major collections that followed
- * added to the proxy's p99 (docs/benchmarks.md, "The proxy's calls kept out of the old
+ * added to the proxy's p99 (docs/performance-journal.md, "The proxy's calls kept out of the old
  * generation"). `answer` settles when the answer's headers arrive, or with the error that came
  * first; `abort()` gives up the request (and its answer's body) at any point.
  */
