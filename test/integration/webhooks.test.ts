@@ -272,8 +272,18 @@ forEachEngine('webhooks', (engine) => {
     assert.equal(delivery.attempts[0].http_status, null);
     assert.match(delivery.attempts[0].error, /ETIMEDOUT|within 1000 ms/);
     assert.ok(delivery.attempts[0].latency_ms >= 900);
+    assert.ok(delivery.attempts[0].latency_ms < 2_400, `given up at the deadline, not when the receiver answered: ${delivery.attempts[0].latency_ms} ms`);
     const mine = receiver.received.filter(hook.mine);
     assert.equal(new Set(mine.map((r) => r.headers['service-event-id'])).size, 1);
+  });
+
+  test('a receiver that answers with a large body: its status counts, the rest is not read', async () => {
+    const hook = await makeHook({ events: ['room.started'] });
+    receiver.respond = (r) => (hook.mine(r) ? { status: 200, body: 'y'.repeat(1_000_000) } : {});
+    await call(service, 'POST', `/accounts/projects/${tenant.projectId}/sessions`, { token: tenant.apiKey, json: { room_name: 'chatty' } });
+    const [delivery] = await eventuallyDeliveries(hook.id, (d) => d[0]?.status === 'succeeded');
+    assert.deepEqual(delivery.attempts.map((a: any) => [a.attempt, a.http_status, a.succeeded]), [[1, 200, true]]);
+    assert.equal(delivery.attempts[0].response_excerpt, 'y'.repeat(1024));
   });
 
   test('redirects are failures, not followed', async () => {

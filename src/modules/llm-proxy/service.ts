@@ -11,10 +11,11 @@ import { errors as undiciErrors, type Dispatcher } from 'undici';
 import type { AppContext } from '../../context.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import { apiError, forbidden } from '../../platform/http/errors.ts';
+import { HttpExchange, type HttpAnswer } from '../../platform/http/exchange.ts';
 import { admitCall } from '../billing/service.ts';
 import { apiScopeOf } from '../participant-tokens/service.ts';
 import type { CallRecord } from './store.ts';
-import { UpstreamExchange, type Upstream, type UpstreamAnswer } from './upstream.ts';
+import type { Upstream } from './upstream.ts';
 import { modelAllowed, NO_USAGE, plainAnswerState, UsageTap, type Provider, type TapState } from './usage.ts';
 
 /** Request headers a client may send on to the provider; everything else (credentials above all) stays here. */
@@ -27,6 +28,8 @@ const MAX_ANNOTATIONS = 20;
 const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
 /** The status recorded for a call the client abandoned before any answer (nginx's "client closed request"). */
 const CLIENT_CLOSED = 499;
+/** Why a call's upstream request is given up: its client left, or stopped reading its answer. */
+const CLIENT_LEFT = 'The client closed the connection';
 /**
  * Plain (not streamed) answers up to this size are read whole, then sent with their length in one
  * write: a JSON answer is of no use to its client before its last byte, and sent as it came, its end
@@ -94,7 +97,7 @@ function upstreamHeaders(request: FastifyRequest, upstream: Upstream, body: Buff
   return { ...headers, ...upstream.auth };
 }
 
-function responseHeaders(headers: UpstreamAnswer['headers'], keepLength: boolean): Record<string, string> {
+function responseHeaders(headers: HttpAnswer['headers'], keepLength: boolean): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value === undefined) continue;
@@ -182,7 +185,7 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
   };
 
   // A client that leaves takes the upstream request with it.
-  const exchange = new UpstreamExchange(upstream.pool, {
+  const exchange = new HttpExchange(upstream.pool, {
     method: request.method as Dispatcher.HttpMethod,
     path: `${upstream.pathOf(call.endpoint)}${query}`,
     headers: upstreamHeaders(request, upstream, body),
@@ -193,7 +196,7 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
     const nothing = { usage_source: 'none', usage: NO_USAGE, ttfb_ms: null, upstream_request_id: upstreamRequestId, model: model ?? null, stream: false } as const;
     if (exchange.aborted) {
       record({ ...nothing, status: CLIENT_CLOSED, outcome: 'client_aborted' });
-      return apiError('upstream_unavailable', 'The client closed the connection');
+      return apiError('upstream_unavailable', CLIENT_LEFT);
     }
     const failure = timedOut
       ? apiError('upstream_timeout', { seconds: Math.round(ctx.config.llm.timeoutMs / 1000) })
@@ -201,9 +204,9 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
     record({ ...nothing, status: failure.status, outcome });
     return failure;
   };
-  let onClose = () => exchange.abort();
+  let onClose = () => exchange.abort(CLIENT_LEFT);
   reply.raw.once('close', () => onClose());
-  let response: UpstreamAnswer;
+  let response: HttpAnswer;
   try {
     response = await exchange.answer;
   } catch (error) {
@@ -216,7 +219,7 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
   /** Records the answer once the connection to the client closes (the outcome is known then). */
   const recordWhenClosed = (state: () => TapState, upstreamCut: () => boolean) => () => {
     const finished = reply.raw.writableFinished;
-    if (!finished) exchange.abort();
+    if (!finished) exchange.abort(CLIENT_LEFT);
     const answer = state();
     // Decided when the connection to the client closes: a cut upstream has failed by then, an
     // abandoning client has not.

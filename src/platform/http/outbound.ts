@@ -4,13 +4,15 @@
 // is registered (literal address, then DNS) and again on every connection, after DNS resolution, in
 // the socket's own lookup, so a name that later resolves to 127.0.0.1 (DNS rebinding) is refused.
 //
-// undici is the one outbound HTTP client (the LLM proxy's pools are undici's too): its dispatcher
-// never follows redirects unless told to, and its connector passes a custom `lookup` to the socket,
-// which is where the connect-time check lives. It also costs about a third less CPU per POST than
-// node:http's agent (docs/performance-journal.md).
+// undici is the one outbound HTTP client, and each request Atrium sends itself goes as an
+// `HttpExchange` (./exchange.ts) through a dispatcher: here an Agent, for the LLM proxy a Pool per provider. undici never follows
+// redirects unless told to, and its connector passes a custom `lookup` to the socket, which is where
+// the connect-time check lives. It also costs about a third less CPU per POST than node:http's agent
+// (docs/performance-journal.md).
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
 import { BlockList, isIP, isIPv4 } from 'node:net';
 import { Agent } from 'undici';
+import { HttpExchange } from './exchange.ts';
 
 export interface OutboundPolicy {
   /** Allow loopback, private and link-local targets (local development). */
@@ -179,21 +181,23 @@ export class OutboundClient {
     const problem = urlProblem(url, this.#policy);
     if (problem) throw new BlockedAddressError(`The URL ${problem}`);
     if (options.signal?.aborted) throw new Error('aborted');
-    // One controller ends the request, for the caller's signal or for the whole exchange's deadline.
-    const controller = new AbortController();
+    const exchange = new HttpExchange(this.#dispatcher, {
+      origin: url.origin, path: `${url.pathname}${url.search}`, method: 'POST', headers, body,
+    });
+    // The request is given up for the caller's signal or at the whole exchange's deadline.
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
-      controller.abort();
+      exchange.abort(`no complete response within ${options.timeoutMs} ms`);
     }, options.timeoutMs);
-    const onAbort = () => controller.abort();
+    const onAbort = () => exchange.abort('aborted');
     options.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const response = await this.#dispatcher.request({
-        origin: url.origin, path: `${url.pathname}${url.search}`, method: 'POST', headers, body, signal: controller.signal,
-      });
+      const response = await exchange.answer;
       const excerpt = await readExcerpt(response.body, options.excerptBytes);
-      controller.signal.throwIfAborted();
+      // A body cut short by the deadline or the signal is no answer; one dropped past
+      // MAX_DRAIN_BYTES is (its status is what counts).
+      if (timedOut || options.signal?.aborted) throw new Error('aborted');
       return { status: response.statusCode, headers: response.headers, excerpt };
     } catch (error) {
       if (timedOut) throw new TimeoutError(`no complete response within ${options.timeoutMs} ms`);

@@ -1,11 +1,12 @@
-// The proxy's exchange with a provider, against undici's dispatcher contract: the answer's body
-// reads like any stream, its reader's pace reaches the connection, and an error that comes in the
-// same turn as the headers reaches whoever reads the body instead of crashing the process.
+// One outbound request (the LLM proxy's, a webhook delivery's), against undici's dispatcher
+// contract: the answer's body reads like any stream, its reader's pace reaches the connection, and
+// an error that comes in the same turn as the headers reaches whoever reads the body instead of
+// crashing the process.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import type { Dispatcher } from 'undici';
-import { UpstreamExchange } from '../../src/modules/llm-proxy/upstream.ts';
+import { HttpExchange } from '../../src/platform/http/exchange.ts';
 
 /**
  * A dispatcher that plays a script against the handler in one turn of the event loop, as undici's
@@ -33,7 +34,7 @@ test('an answer: status, headers and the body as it came', async () => {
     handler.onResponseData!(controller, Buffer.from('1}'));
     handler.onResponseEnd!(controller, {});
   });
-  const answer = await new UpstreamExchange(dispatcher, OPTIONS).answer;
+  const answer = await new HttpExchange(dispatcher, OPTIONS).answer;
   assert.equal(answer.statusCode, 200);
   assert.equal(answer.headers['content-type'], 'application/json');
   assert.equal(Buffer.concat(await answer.body.toArray()).toString(), '{"a":1}');
@@ -45,21 +46,21 @@ test('an error in the same turn as the headers reaches the body\'s reader', asyn
     handler.onResponseStart!(controller, 200, {});
     handler.onResponseError!(controller, new Error('other side closed'));
   });
-  const answer = await new UpstreamExchange(dispatcher, OPTIONS).answer;
+  const answer = await new HttpExchange(dispatcher, OPTIONS).answer;
   const [error] = await once(answer.body, 'error');
   assert.equal((error as Error).message, 'other side closed');
 });
 
 test('an error before any answer rejects it; abort() before the request starts stops it when it does', async () => {
   const failing = scripted((handler) => handler.onResponseError!(null as never, new Error('connect ECONNREFUSED')));
-  await assert.rejects(new UpstreamExchange(failing.dispatcher, OPTIONS).answer, /ECONNREFUSED/);
+  await assert.rejects(new HttpExchange(failing.dispatcher, OPTIONS).answer, /ECONNREFUSED/);
 
   const late = scripted((handler, controller) => handler.onRequestStart!(controller, {}));
-  const exchange = new UpstreamExchange(late.dispatcher, OPTIONS);
-  exchange.abort();
+  const exchange = new HttpExchange(late.dispatcher, OPTIONS);
+  exchange.abort('The client closed the connection');
   assert.ok(exchange.aborted);
   await new Promise((resolve) => setImmediate(resolve));
-  assert.deepEqual(late.calls, ['abort: The client closed the connection'], 'the request is stopped as it starts');
+  assert.deepEqual(late.calls, ['abort: The client closed the connection'], 'the request is stopped as it starts, for the reason given');
 });
 
 test('a slow reader pauses the connection and resumes it; a body given up gives up the request', async () => {
@@ -68,7 +69,7 @@ test('a slow reader pauses the connection and resumes it; a body given up gives 
     handler.onResponseStart!(controller, 200, {});
     handler.onResponseData!(controller, Buffer.alloc(128 * 1024));
   });
-  const exchange = new UpstreamExchange(dispatcher, OPTIONS);
+  const exchange = new HttpExchange(dispatcher, OPTIONS);
   const answer = await exchange.answer;
   assert.deepEqual(calls, ['pause'], 'more than the body holds: the connection is paused');
   answer.body.read();
