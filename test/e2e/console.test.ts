@@ -927,19 +927,19 @@ describe('the web console in Chromium', () => {
     assert.equal((await balance()).balance, 5);
   });
 
-  test('usage: charts by day and by model for seeded usage, a narrower range; the debits are the newest transactions', async (t) => {
+  test('usage: charts by day and by model for seeded usage, by provider and room, a narrower range; the debits are the newest transactions', async (t) => {
     if (!ready(t)) return;
     await settle(page);
-    // Three priced calls: two models, today and two days ago.
-    const seed = [
-      { id: 1, model: 'gpt-4o-mini', provider: 'openai', daysAgo: 0, input: 1000, output: 500 },
-      { id: 2, model: 'gpt-4o-mini', provider: 'openai', daysAgo: 2, input: 20000, output: 4000 },
-      { id: 3, model: 'gpt-4.1', provider: 'openai', daysAgo: 2, input: 3000, output: 1000 },
+    // Three priced calls: two models, today and two days ago, one made in a room.
+    const seed: { id: number; model: string; provider: string; daysAgo: number; input: number; output: number; annotations: Record<string, string> }[] = [
+      { id: 1, model: 'gpt-4o-mini', provider: 'openai', daysAgo: 0, input: 1000, output: 500, annotations: {} },
+      { id: 2, model: 'gpt-4o-mini', provider: 'openai', daysAgo: 2, input: 20000, output: 4000, annotations: {} },
+      { id: 3, model: 'gpt-4.1', provider: 'openai', daysAgo: 2, input: 3000, output: 1000, annotations: { room: 'lab' } },
     ];
     for (const call of seed) {
       await service.ctx.db.transaction((tx) => priceUsage(service.ctx, tx, projectId, {
         request_id: `20000000-0000-4000-8000-00000000000${call.id}`, provider: call.provider, endpoint: '/v1/chat/completions', model: call.model, usage_source: 'provider',
-        usage: { input_tokens: call.input, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: call.output, reasoning_tokens: 0 }, user: null, annotations: {},
+        usage: { input_tokens: call.input, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: call.output, reasoning_tokens: 0 }, user: null, annotations: call.annotations,
         started_at: new Date(Date.now() - call.daysAgo * 86_400_000).toISOString(),
       }));
     }
@@ -954,6 +954,18 @@ describe('the web console in Chromium', () => {
     await page.getByText(/in 3 requests$/).waitFor();
     await page.getByRole('cell', { name: '21,000' }).waitFor();
     await shoot(page, 'usage');
+
+    // One room: its one call. Another provider: none. Back to OpenAI: all three.
+    await page.getByLabel('Room').fill('lab');
+    await page.getByText(/in 1 request$/).waitFor();
+    assert.equal(await byModel.getByTestId('bar').first().locator('p').first().textContent(), 'gpt-4.1');
+    await page.getByLabel('Room').fill('');
+    await page.getByRole('combobox', { name: 'Provider' }).click();
+    await page.getByRole('option', { name: 'Anthropic' }).click();
+    await page.getByText('No usage in this range for this provider and room.').waitFor();
+    await page.getByRole('combobox', { name: 'Provider' }).click();
+    await page.getByRole('option', { name: 'OpenAI' }).click();
+    await page.getByText(/in 3 requests$/).waitFor();
 
     // Today only: one model, one column.
     const today = new Date().toISOString().slice(0, 10);

@@ -1,6 +1,7 @@
 // The project's LLM usage and its cost (GET …/usage, docs/billing.md): by day and by model over a
-// date range (UTC days, both ends included).
-import { Group, Loader, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+// date range (UTC days, both ends included), for one provider or room if asked.
+import { Group, Loader, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap, type ResponseOf } from '../../api.ts';
@@ -15,6 +16,12 @@ type Row = ResponseOf<'/accounts/projects/{project_id}/usage', 'get'>['usage'][n
 const DAY = 86_400_000;
 const day = (time: number) => new Date(time).toISOString().slice(0, 10);
 const VALID_DAY = /^\d{4}-\d{2}-\d{2}$/;
+/** The providers usage is recorded under: the LLM proxy's two, and `atrium` for session minutes. */
+const PROVIDERS = [
+  { value: 'openai', label: 'OpenAI' },
+  { value: 'anthropic', label: 'Anthropic' },
+  { value: 'atrium', label: 'Sessions' },
+];
 
 interface ModelTotal {
   model: string;
@@ -46,11 +53,19 @@ export default function UsagePage() {
   const today = Date.now();
   const [from, setFrom] = useState(day(today - 29 * DAY));
   const [to, setTo] = useState(day(today));
+  const [provider, setProvider] = useState<string | null>(null);
+  const [room, setRoom] = useState('');
+  const [roomFilter] = useDebouncedValue(room.trim(), 250);
   const valid = VALID_DAY.test(from) && VALID_DAY.test(to) && from <= to;
-  const range = { start: `${from}T00:00:00Z`, end: valid ? `${day(Date.parse(`${to}T00:00:00Z`) + DAY)}T00:00:00Z` : '' };
+  const filters = {
+    start: `${from}T00:00:00Z`,
+    end: valid ? `${day(Date.parse(`${to}T00:00:00Z`) + DAY)}T00:00:00Z` : '',
+    ...(provider ? { provider } : {}),
+    ...(roomFilter ? { room: roomFilter } : {}),
+  };
   const usage = useQuery({
-    queryKey: projectKey(projectId, 'usage', range),
-    queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/usage', { params: { path: { project_id: projectId }, query: { ...range, interval: 'day', report: 'model' } } })),
+    queryKey: projectKey(projectId, 'usage', filters),
+    queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/usage', { params: { path: { project_id: projectId }, query: { ...filters, interval: 'day', report: 'model' } } })),
     enabled: valid,
     placeholderData: keepPreviousData,
   });
@@ -63,11 +78,13 @@ export default function UsagePage() {
     <Stack>
       <div>
         <Title order={2}>Usage</Title>
-        <Text c="dimmed" size="sm">What the project's LLM proxy calls used and cost, per UTC day and per model.</Text>
+        <Text c="dimmed" size="sm">What the project's LLM proxy calls and sessions used and cost, per UTC day and per model.</Text>
       </div>
       <Group align="flex-end">
         <TextInput type="date" label="From" value={from} onChange={(event) => setFrom(event.currentTarget.value)} w={180} />
         <TextInput type="date" label="To" value={to} onChange={(event) => setTo(event.currentTarget.value)} w={180} error={VALID_DAY.test(from) && VALID_DAY.test(to) && from > to ? 'After "From"' : undefined} />
+        <Select label="Provider" placeholder="All providers" data={PROVIDERS} value={provider} onChange={setProvider} clearable w={180} />
+        <TextInput label="Room" placeholder="All rooms" value={room} onChange={(event) => setRoom(event.currentTarget.value)} maxLength={500} w={200} />
         {usage.isFetching && <Loader size="sm" aria-label="Loading" />}
       </Group>
       <ErrorAlert error={usage.error} title="The usage could not be loaded" />
@@ -78,7 +95,7 @@ export default function UsagePage() {
             <ColumnChart title="Cost by day" testId="usage-by-day" bars={summary.byDay.map(([label, cost]) => ({ label, value: cost, text: money(cost) }))} />
             {summary.byModel.length > 0
               ? <BarList title="Cost by model" testId="usage-by-model" bars={summary.byModel.map((m) => ({ label: m.model, value: m.cost, text: money(m.cost) }))} />
-              : <Text c="dimmed">No usage in this range.</Text>}
+              : <Text c="dimmed">No usage in this range{provider || roomFilter ? ' for this provider and room' : ''}.</Text>}
           </SimpleGrid>
           {summary.byModel.length > 0 && (
             <Table striped withTableBorder>
