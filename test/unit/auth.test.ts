@@ -1,10 +1,13 @@
-// The auth hook's ways of finding the credential and the project: verifiers that look alike are
-// tried in turn, a credential may come in a header of its own, and a route without `:project_id`
-// takes its project from a header or from a credential bound to one project.
+// The auth hook (src/platform/http/auth.ts): how it finds the credential (verifiers that look alike
+// are tried in turn, a credential may come in a header of its own, verified credentials are cached),
+// how it finds the project (the path, a header, a credential bound to one project, or a lookup from
+// the validated query), and the rules every route's declaration must follow.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import Fastify, { type FastifyRequest } from 'fastify';
-import { Auth, installAuth, validateAuthRequirement, type CredentialVerifier, type Principal } from '../../src/platform/http/auth.ts';
+import { Type } from 'typebox';
+import { Auth, installAuth, validateAuthRequirement, type AuthRequirement, type CredentialVerifier, type Principal } from '../../src/platform/http/auth.ts';
 import { forbidden, installErrorHandling } from '../../src/platform/http/errors.ts';
 
 const PROJECT = '6f1c2a55-3b0e-4f53-9a49-2d7c8b1e0a01';
@@ -63,11 +66,6 @@ test('a route without :project_id: the project from a header, or from a credenti
   assert.equal((await get({ authorization: 'Bearer jwt.user', 'service-project-id': OTHER })).statusCode, 404, 'not a member there');
   assert.equal((await get({ authorization: 'Bearer jwt.user', 'service-project-id': 'not-a-uuid' })).statusCode, 404);
   await app.close();
-});
-
-test('a project role needs :project_id or a project header', () => {
-  assert.match(validateAuthRequirement({ method: 'GET', url: '/x', config: { auth: { permission: 'member' } } }) ?? '', /no :project_id/);
-  assert.equal(validateAuthRequirement({ method: 'GET', url: '/x', config: { auth: { permission: 'member', project: { headers: ['service-project-id'] } } } }), undefined);
 });
 
 // --- what mutation testing found untested (docs/architecture.md#mutation-testing) -----------------
@@ -280,6 +278,90 @@ test('a project lookup that fails for another reason than "not found" is not hid
   assert.deepEqual(fine.json(), { kind: 'api_key', project: PROJECT, decorated: true });
   assert.equal((await app.inject({ url: `/lookup?p=${OTHER}`, headers: { authorization: 'Bearer key:p:member' } })).statusCode, 404);
   await app.close();
+});
+
+// --- a project found from the query: an ingress resolving a domain. The caller must hold the role
+// there, and a project the caller cannot see answers exactly like no project at all. ------------
+
+const ours = randomUUID();
+const theirs = randomUUID();
+const OWNERS: Record<string, string> = { 'ours.example.com': ours, 'theirs.example.com': theirs };
+
+function keyPrincipal(token: string): Principal | undefined {
+  const [kind, project, ...roles] = token.split(':');
+  if (kind !== 'key') return undefined;
+  return { kind: 'api_key', credentialId: token, projectId: project === 'ours' ? ours : theirs, keyRoles: roles as never, name: token };
+}
+
+async function resolvingApp() {
+  const auth = new Auth(0);
+  auth.addVerifier({ kind: 'api_key', matches: (t) => t.startsWith('key:'), verify: async (t) => keyPrincipal(t) });
+  const server = Fastify();
+  installErrorHandling(server);
+  installAuth(server, auth);
+  let resolved = 0;
+  server.get('/resolve', {
+    config: { auth: { permission: 'room_server', project: { what: 'Route', resolve: async (request) => { resolved += 1; return OWNERS[(request.query as { domain: string }).domain]; } } } },
+    schema: { querystring: Type.Object({ domain: Type.String({ maxLength: 20 }) }, { required: ['domain'] }) },
+  }, async (request) => ({ project: request.access!.projectId }));
+  await server.ready();
+  return { server, resolved: () => resolved };
+}
+
+test('the project is found from the query; the role is checked there', async () => {
+  const { server } = await resolvingApp();
+  const get = (domain: string, token?: string) => server.inject({ url: `/resolve?domain=${domain}`, headers: token ? { authorization: `Bearer ${token}` } : {} });
+  const ok = await get('ours.example.com', 'key:ours:room_server');
+  assert.equal(ok.statusCode, 200);
+  assert.deepEqual(ok.json(), { project: ours });
+  assert.equal((await get('ours.example.com', 'key:ours:room_creator')).statusCode, 403, 'the role is needed in that project');
+  const elsewhere = await get('theirs.example.com', 'key:ours:room_server');
+  const nowhere = await get('none.example.com', 'key:ours:room_server');
+  assert.equal(elsewhere.statusCode, 404);
+  assert.deepEqual(elsewhere.json(), nowhere.json(), 'another project looks exactly like no project');
+  assert.equal(nowhere.json().error.message, 'Route not found');
+  assert.equal((await get('ours.example.com')).statusCode, 401);
+  await server.close();
+});
+
+test('the query is validated before the project is looked up', async () => {
+  const { server, resolved } = await resolvingApp();
+  const tooLong = await server.inject({ url: `/resolve?domain=${'x'.repeat(50)}`, headers: { authorization: 'Bearer key:ours:room_server' } });
+  assert.equal(tooLong.statusCode, 400);
+  const unauthenticated = await server.inject({ url: '/resolve?domain=ours.example.com' });
+  assert.equal(unauthenticated.statusCode, 401);
+  assert.equal(resolved(), 0, 'neither bad input nor a missing credential reaches the lookup');
+  await server.close();
+});
+
+// --- route declarations: the rules `validateAuthRequirement` holds every route to -------------------
+
+test('a project role needs :project_id or a project header', () => {
+  assert.match(validateAuthRequirement({ method: 'GET', url: '/x', config: { auth: { permission: 'member' } } }) ?? '', /no :project_id/);
+  assert.equal(validateAuthRequirement({ method: 'GET', url: '/x', config: { auth: { permission: 'member', project: { headers: ['service-project-id'] } } } }), undefined);
+});
+
+const checkPost = (url: string, auth: AuthRequirement) => validateAuthRequirement({ method: 'POST', url, config: { auth } });
+
+test('a project role needs :project_id, unless the project comes from an API key', () => {
+  assert.equal(checkPost('/accounts/projects/:project_id/sessions', { permission: 'room_server' }), undefined);
+  assert.match(checkPost('/otlp/v1/traces', { permission: 'room_server' })!, /no :project_id/);
+  assert.equal(checkPost('/otlp/v1/traces', { permission: 'room_server', credentials: ['api_key'], project: 'credential' }), undefined);
+});
+
+test('only API keys name one project: other credentials cannot take the project from the credential', () => {
+  assert.match(checkPost('/otlp/v1/traces', { permission: 'room_server', project: 'credential' })!, /only API keys/);
+  assert.match(checkPost('/otlp/v1/traces', { permission: 'room_server', credentials: ['api_key', 'user'], project: 'credential' })!, /only API keys/);
+  assert.match(checkPost('/accounts/projects/:project_id/x', { permission: 'room_server', credentials: ['api_key'], project: 'credential' })!, /and from the path/);
+  assert.match(checkPost('/otlp/v1/traces', { permission: 'authenticated', credentials: ['api_key'], project: 'credential' })!, /no project role/);
+});
+
+test('a role needs a :project_id or a project lookup, and a lookup only goes with a role', () => {
+  const project = { what: 'Route', resolve: async () => undefined };
+  assert.match(validateAuthRequirement({ method: 'GET', url: '/x', config: { auth: { permission: 'room_server' } } }) ?? '', /no :project_id/);
+  assert.equal(validateAuthRequirement({ method: 'GET', url: '/x', config: { auth: { permission: 'room_server', project } } }), undefined);
+  assert.match(validateAuthRequirement({ method: 'GET', url: '/x', config: { auth: { permission: 'authenticated', project } } }) ?? '', /found from the request/);
+  assert.match(validateAuthRequirement({ method: 'GET', url: '/p/:project_id', config: { auth: { permission: 'member', project } } }) ?? '', /found from the request/);
 });
 
 test('route declarations: every rule names the route', () => {
