@@ -1,7 +1,8 @@
-// Outbound HTTP to URLs that tenants choose (webhooks today, upstreams later), guarded against
-// server-side request forgery: unless the operator allows private targets, a URL may not point at
-// loopback, private, link-local, shared, multicast or reserved addresses. The URL is checked when it
-// is registered (literal address, then DNS) and again on every connection, after DNS resolution, in
+// Outbound HTTP to URLs that tenants choose (webhooks; the room server's calls use the same client
+// with private targets allowed, since the operator names that URL), guarded against server-side
+// request forgery: unless the operator allows private targets, a URL may not point at loopback,
+// private, link-local, shared, multicast or reserved addresses. The URL is checked when it is
+// registered (literal address, then DNS) and again on every connection, after DNS resolution, in
 // the socket's own lookup, so a name that later resolves to 127.0.0.1 (DNS rebinding) is refused.
 //
 // undici is the one outbound HTTP client, and each request Atrium sends itself goes as an
