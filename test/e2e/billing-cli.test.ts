@@ -2,9 +2,7 @@
 // ledger's sum; after a wallet is tampered with behind the ledger's back, exit 1 naming the project.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { after, test } from 'node:test';
 import pino from 'pino';
 import { sql } from 'drizzle-orm';
@@ -13,11 +11,12 @@ import { openContext } from '../../src/main.ts';
 import { adjust } from '../../src/modules/billing/service.ts';
 import { createProject } from '../../src/modules/projects/service.ts';
 import { createUser } from '../../src/modules/users/service.ts';
-import { testConfig } from '../support/service.ts';
+import { isolatedDatabase, testConfig } from '../support/service.ts';
 
 const MAIN = resolve(import.meta.dirname, '../../src/cli/main.ts');
-const dataDir = mkdtempSync(join(tmpdir(), 'atrium-billing-cli-'));
-after(() => rmSync(dataDir, { recursive: true, force: true }));
+const database = await isolatedDatabase('pglite');
+const { dataDir } = database;
+after(() => database.drop());
 
 function verify(): Promise<{ code: number | null; stdout: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, ATRIUM_DATA_DIR: dataDir, ATRIUM_LOG_LEVEL: 'warn' };

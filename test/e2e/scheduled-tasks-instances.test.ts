@@ -3,9 +3,6 @@
 // while deliveries are in flight loses none of them once it is back.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pgUrl, requireOrSkip } from '../support/env.ts';
@@ -18,15 +15,13 @@ const ROOM = 'cron-room';
 
 async function setUp(engine: 'pglite' | 'postgres', roomServer: FakeRoomServer, extraEnv: Record<string, string>) {
   const database = await isolatedDatabase(engine);
-  const dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
-  const env = { ...childEnv(engine, dataDir, database), ATRIUM_ROOM_SERVER_URL: roomServer.url, ATRIUM_JOBS_POLL_MS: '200', ...extraEnv };
+  const env = { ...childEnv(database), ATRIUM_ROOM_SERVER_URL: roomServer.url, ATRIUM_JOBS_POLL_MS: '200', ...extraEnv };
   const boot = JSON.parse(atriumCommand(['bootstrap', '--email', `tasks-${randomUUID()}@example.test`, '--password', PASSWORD, '--project', 'tasks', '--json'], env)) as { project_id: string; api_key: string };
   return {
     env,
     boot,
     async cleanUp() {
       await database.drop();
-      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -7,10 +7,7 @@
 // test/integration/three-instances.test.ts; this one checks what only separate processes share.
 import assert from 'node:assert/strict';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { decodeProtectedHeader } from 'jose';
 import * as oidc from 'openid-client';
@@ -47,13 +44,9 @@ describe('three atrium serve processes behind a round-robin proxy', { timeout: 1
     receiver = await startReceiver();
     proxy = await roundRobin(() => instances.map((i) => i.url), () => '203.0.113.30');
     const database = await isolatedDatabase('postgres');
-    const dataDir = mkdtempSync(join(tmpdir(), 'atrium-three-'));
-    cleanUp = async () => {
-      await database.drop();
-      rmSync(dataDir, { recursive: true, force: true });
-    };
+    cleanUp = () => database.drop();
     env = {
-      ...childEnv('postgres', dataDir, database), ...s3.env, ...EMAIL_LOGIN_ENV,
+      ...childEnv(database), ...s3.env, ...EMAIL_LOGIN_ENV,
       ATRIUM_PUBLIC_URL: proxy.url, ATRIUM_TRUST_PROXY: '1', ATRIUM_AUTH_CACHE_SECONDS: String(CACHE_SECONDS),
       ATRIUM_KEY_REFRESH_SECONDS: String(REFRESH_SECONDS), ATRIUM_JOBS_POLL_MS: '200', ATRIUM_JOBS_BATCH_SIZE: '10',
     };

@@ -3,9 +3,6 @@
 // work and deliver each event once.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { pgUrl, requireOrSkip } from '../support/env.ts';
 import { forEachEngine, isolatedDatabase } from '../support/service.ts';
@@ -15,15 +12,13 @@ const PASSWORD = 'correct horse battery staple';
 
 async function setUp(engine: 'pglite' | 'postgres', extraEnv: Record<string, string>) {
   const database = await isolatedDatabase(engine);
-  const dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
-  const env = { ...childEnv(engine, dataDir, database), ...extraEnv };
+  const env = { ...childEnv(database), ...extraEnv };
   const boot = JSON.parse(atriumCommand(['bootstrap', '--email', `crash-${randomUUID()}@example.test`, '--password', PASSWORD, '--project', 'crash', '--json'], env)) as { project_id: string; api_key: string };
   return {
     env,
     boot,
     async cleanUp() {
       await database.drop();
-      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

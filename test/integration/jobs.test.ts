@@ -2,9 +2,6 @@
 // lease, survive a dead worker (the lease expires), retry on an injected clock, and are shared by
 // several workers without running twice.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { after, before, test } from 'node:test';
@@ -12,7 +9,6 @@ import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { openDatabase, type Database } from '../../src/platform/db/engine.ts';
-import { migrate } from '../../src/platform/db/migrate.ts';
 import { claimJobs, enqueue, enqueueWithSql, JOBS_CHANNEL, jobsTable, rowsOf, settleJobs, type ClaimedJob, type JobSettlement } from '../../src/platform/jobs/outbox.ts';
 import { JobWorker, recordTogether, type JobHandler, type JobResult, type JobWorkerOptions, type RecordWriter } from '../../src/platform/jobs/worker.ts';
 import { FakeClock } from '../support/clock.ts';
@@ -27,19 +23,15 @@ const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
 
 forEachEngine('jobs outbox', (engine) => {
   let database: Database;
-  let dataDir: string;
   let drop: () => Promise<void>;
   before(async () => {
     const isolated = await isolatedDatabase(engine);
     drop = isolated.drop;
-    dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
-    database = await openDatabase({ databaseUrl: isolated.env.DATABASE_URL, dataDir, poolSize: 10 });
-    await migrate(database);
+    database = await openDatabase({ databaseUrl: isolated.env.DATABASE_URL, dataDir: isolated.dataDir, poolSize: 10 });
   });
   after(async () => {
     await database?.close();
     await drop?.();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   /** A topic of its own per test, so tests never see each other's jobs. */

@@ -4,9 +4,6 @@
 // module's schedule runs through the service's default workers.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { eq, sql } from 'drizzle-orm';
 import pino from 'pino';
@@ -14,7 +11,6 @@ import type { FastifyBaseLogger } from 'fastify';
 import { defaultWorkers } from '../../src/main.ts';
 import { modules } from '../../src/modules/index.ts';
 import { openDatabase, type Database, type Db } from '../../src/platform/db/engine.ts';
-import { migrate } from '../../src/platform/db/migrate.ts';
 import type { Module } from '../../src/platform/http/module.ts';
 import { jobsTable, rowsOf } from '../../src/platform/jobs/outbox.ts';
 import { DeclaredSchedules, Scheduler, scheduleTopic, type Schedule } from '../../src/platform/jobs/scheduler.ts';
@@ -28,21 +24,19 @@ const at = (iso: string) => new Date(iso);
 
 forEachEngine('scheduler', (engine) => {
   let database: Database;
-  let dataDir: string;
   let drop: () => Promise<void>;
   let databaseUrl: string | undefined;
+  let dataDir: string;
   before(async () => {
     const isolated = await isolatedDatabase(engine);
     drop = isolated.drop;
     databaseUrl = isolated.env.DATABASE_URL;
-    dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
+    dataDir = isolated.dataDir;
     database = await openDatabase({ databaseUrl, dataDir, poolSize: 10 });
-    await migrate(database);
   });
   after(async () => {
     await database?.close();
     await drop?.();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   /** A schedule name of its own per test, so tests never see each other's rows and jobs. */

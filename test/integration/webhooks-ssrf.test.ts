@@ -2,9 +2,6 @@
 // private, link-local or reserved addresses are refused when registered, and refused again when
 // delivering: for a literal address, and after DNS for a name (localhost) that resolves to one.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
@@ -22,7 +19,6 @@ test('private targets are allowed by default only with the embedded database', (
 
 forEachEngine('webhook SSRF protection', (engine) => {
   let receiver: Receiver;
-  let dataDir: string;
   let database: Awaited<ReturnType<typeof isolatedDatabase>>;
   let service: RunningService | undefined;
   let tenant: Tenant;
@@ -31,7 +27,7 @@ forEachEngine('webhook SSRF protection', (engine) => {
 
   const start = async (allowPrivate: boolean) => {
     const port = await freePort();
-    return startService(testConfig(engine, dataDir, {
+    return startService(testConfig(engine, database.dataDir, {
       PORT: String(port),
       ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`,
       ATRIUM_WEBHOOKS_ALLOW_PRIVATE: String(allowPrivate),
@@ -43,7 +39,6 @@ forEachEngine('webhook SSRF protection', (engine) => {
   before(async () => {
     receiver = await startReceiver();
     database = await isolatedDatabase(engine);
-    dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
     // Webhooks registered while the operator allowed private targets...
     const permissive = await start(true);
     tenant = await createTenant(permissive, 'ssrf');
@@ -60,7 +55,6 @@ forEachEngine('webhook SSRF protection', (engine) => {
     await service?.close();
     await receiver?.close();
     await database?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
   });
 
   test('refused at registration', async () => {

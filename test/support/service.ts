@@ -17,6 +17,7 @@ import type { AppContext } from '../../src/context.ts';
 import { createApiKey } from '../../src/modules/api-keys/service.ts';
 import { createProject } from '../../src/modules/projects/service.ts';
 import { createUser, issuePersonalAccessToken } from '../../src/modules/users/service.ts';
+import { seedPglite } from './pglite-template.ts';
 import { pgUrl, strict } from './env.ts';
 
 export type Engine = 'pglite' | 'postgres';
@@ -109,33 +110,60 @@ function migratedTemplate(): Promise<string> {
   return template;
 }
 
+export interface IsolatedDatabase {
+  /** A new data directory; on PGlite it holds the database, already migrated. */
+  dataDir: string;
+  /** The settings that point a service at both: ATRIUM_DATA_DIR, and DATABASE_URL on PostgreSQL. */
+  env: Record<string, string>;
+  /** Removes the data directory and drops the PostgreSQL database. */
+  drop(): Promise<void>;
+}
+
 /**
- * A fresh, migrated database on the test cluster (postgres), or nothing to set (PGlite has its own
- * dir). Every test service gets one: test files run side by side, and on a shared database any
- * service's job worker could run another's jobs with its own settings (a flush window, a price
- * list, a payment provider), and whole-database checks would see other files' writes.
+ * A fresh, migrated database and a data directory: on PostgreSQL a copy of the run's template
+ * database, on PGlite a copy of the run's template data directory (pglite-template.ts). Every test
+ * service gets one: test files run side by side, and on a shared database any service's job worker
+ * could run another's jobs with its own settings (a flush window, a price list, a payment provider),
+ * and whole-database checks would see other files' writes.
  */
-export async function isolatedDatabase(engine: Engine): Promise<{ env: Record<string, string>; drop(): Promise<void> }> {
-  if (engine === 'pglite') return { env: {}, drop: async () => {} };
-  const from = await migratedTemplate();
-  const name = `atrium_own_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
-  const admin = postgres(pgUrl!, { max: 1, onnotice: () => {} });
-  try {
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        await admin.unsafe(`create database ${name} template ${from}`);
-        break;
-      } catch (error) {
-        if ((error as { code?: string }).code !== IN_USE || attempt === 50) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
-      }
+export async function isolatedDatabase(engine: Engine): Promise<IsolatedDatabase> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
+  const removeDir = async () => rmSync(dataDir, { recursive: true, force: true });
+  if (engine === 'pglite') {
+    try {
+      await seedPglite(dataDir);
+    } catch (error) {
+      await removeDir();
+      throw error;
     }
-  } finally {
-    await admin.end({ timeout: 5 });
+    return { dataDir, env: { ATRIUM_DATA_DIR: dataDir }, drop: removeDir };
+  }
+  const name = `atrium_own_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  try {
+    const from = await migratedTemplate();
+    const admin = postgres(pgUrl!, { max: 1, onnotice: () => {} });
+    try {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          await admin.unsafe(`create database ${name} template ${from}`);
+          break;
+        } catch (error) {
+          if ((error as { code?: string }).code !== IN_USE || attempt === 50) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 20 * attempt));
+        }
+      }
+    } finally {
+      await admin.end({ timeout: 5 });
+    }
+  } catch (error) {
+    await removeDir();
+    throw error;
   }
   return {
-    env: { DATABASE_URL: databaseUrl(name) },
+    dataDir,
+    env: { ATRIUM_DATA_DIR: dataDir, DATABASE_URL: databaseUrl(name) },
     async drop() {
+      await removeDir();
       const sql = postgres(pgUrl!, { max: 1, onnotice: () => {} });
       try {
         await sql.unsafe(`drop database if exists ${name} with (force)`);
@@ -146,15 +174,21 @@ export async function isolatedDatabase(engine: Engine): Promise<{ env: Record<st
   };
 }
 
-/** A service on a fresh data dir. Its public URL is its real loopback address. */
+/**
+ * A service on a database of its own (`isolatedDatabase`), unless `env` names one: a DATABASE_URL
+ * that several services share on purpose, or the ATRIUM_DATA_DIR of an embedded database that the
+ * test made (and removes) itself. Its public URL is its real loopback address.
+ */
 export async function startTestService(engine: Engine, env: Record<string, string> = {}, options: TestServiceOptions = {}): Promise<TestService> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
   const log = options.log ?? pino({ level: process.env.ATRIUM_TEST_LOG_LEVEL ?? 'error' }) as unknown as FastifyBaseLogger;
-  // A database of its own, unless the test names one (services sharing a database on purpose).
-  const database = env.DATABASE_URL === undefined ? await isolatedDatabase(engine) : undefined;
+  const named = env.DATABASE_URL !== undefined || (engine === 'pglite' && env.ATRIUM_DATA_DIR !== undefined);
+  const database = named ? undefined : await isolatedDatabase(engine);
+  // A service on a named PostgreSQL database still needs a data directory of its own (blobs, keys).
+  const dataDir = database?.dataDir ?? env.ATRIUM_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'atrium-test-'));
+  const ownsDataDir = database === undefined && env.ATRIUM_DATA_DIR === undefined;
   const cleanup = async () => {
-    rmSync(dataDir, { recursive: true, force: true });
-    await database?.drop();
+    if (database) await database.drop();
+    if (ownsDataDir) rmSync(dataDir, { recursive: true, force: true });
     await options.cleanup?.();
   };
   // The public URL (OAuth issuer, room URLs) must be the real address, so pick the port first.

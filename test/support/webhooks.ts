@@ -211,12 +211,11 @@ export async function spawnAtrium(env: Record<string, string>): Promise<AtriumCh
 /** Instances on one database must share the key that encrypts stored secrets (test-only value). */
 const CHILD_SECRET_KEY = Buffer.alloc(32, 9).toString('base64');
 
-/** Settings shared by child instances of one test database. */
-export function childEnv(engine: Engine, dataDir: string, database: { env: Record<string, string> }): Record<string, string> {
+/** Settings shared by child instances of one test database (`isolatedDatabase`). */
+export function childEnv(database: { env: Record<string, string> }): Record<string, string> {
   return {
-    ATRIUM_DATA_DIR: dataDir,
+    ...database.env,
     ATRIUM_SECRET_KEY: CHILD_SECRET_KEY,
     ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true',
-    ...(engine === 'postgres' ? database.env : {}),
   };
 }

@@ -1,0 +1,75 @@
+// A migrated PGlite data directory, built once per test run and copied into every new service's data
+// directory: a copy opens in about a second, where a fresh directory costs PGlite's initdb, a second
+// open and every migration (8–10 s of CPU). The PostgreSQL suites have the same thing as a template
+// database (service.ts). Tests whose point is a first boot (npm start, the README's quick start, the
+// CLI's first run) start from an empty directory and never call this.
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../../src/platform/db/engine.ts';
+import { acquireDirLock, DirLockedError } from '../../src/platform/db/dir-lock.ts';
+import { migrate, migrationsDir } from '../../src/platform/db/migrate.ts';
+
+/** Where templates live: the run's own directory under `npm test`, else the system's temp dir. */
+const home = () => process.env.ATRIUM_TEST_RUN_DIR ?? tmpdir();
+
+/** Named by the migrations and the PGlite release, so a change to either builds a new one. */
+function templateName(): string {
+  const hash = createHash('sha256');
+  hash.update(readFileSync(new URL('../../node_modules/@electric-sql/pglite/package.json', import.meta.url)));
+  for (const file of readdirSync(migrationsDir).filter((f) => f.endsWith('.sql')).sort()) {
+    hash.update(file).update(readFileSync(join(migrationsDir, file)));
+  }
+  return `atrium-pglite-template-${hash.digest('hex').slice(0, 16)}`;
+}
+
+let built: Promise<string> | undefined;
+
+/**
+ * The template's path, building it if no process of the run has. Processes that find it being built
+ * wait for it; one whose builder died (its lock's process is gone) takes the build over.
+ */
+export function pgliteTemplate(): Promise<string> {
+  built ??= (async () => {
+    const dir = join(home(), templateName());
+    while (!existsSync(dir)) {
+      let lock: { release(): void };
+      try {
+        lock = acquireDirLock(`${dir}.lock`);
+      } catch (error) {
+        if (!(error instanceof DirLockedError)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        continue;
+      }
+      try {
+        if (!existsSync(dir)) await build(dir);
+      } finally {
+        lock.release();
+      }
+    }
+    return dir;
+  })();
+  return built;
+}
+
+/** Built beside its final name and renamed when complete: a build that dies leaves no template. */
+async function build(dir: string): Promise<void> {
+  const building = `${dir}.building-${process.pid}`;
+  rmSync(building, { recursive: true, force: true });
+  mkdirSync(building, { recursive: true });
+  const database = await openDatabase({ dataDir: building });
+  try {
+    await migrate(database);
+  } finally {
+    await database.close();
+  }
+  renameSync(join(building, 'pglite'), dir);
+  rmSync(building, { recursive: true, force: true });
+}
+
+/** Gives `dataDir` (new, or without a database yet) a migrated embedded database. */
+export async function seedPglite(dataDir: string): Promise<void> {
+  const template = await pgliteTemplate();
+  cpSync(template, join(dataDir, 'pglite'), { recursive: true, errorOnExist: true, force: false });
+}
