@@ -10,7 +10,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs, type ParseArgsOptionDescriptor } from 'node:util';
 import { unwrap, type ApiClient } from '../api-client/client.ts';
-import { apiClientFor, bytes, describeFailure, record, resolveServer, table, transferLine, UsageError } from './api.ts';
+import { apiClientFor, bytes, describeFailure, processIo, record, resolveServer, table, transferLine, UsageError, type CommandIo } from './api.ts';
 
 interface Option { type: 'string' | 'boolean'; multiple?: boolean; description: string; placeholder?: string }
 
@@ -456,7 +456,7 @@ export function commandHelp(group: Group, command: Command): string {
 }
 
 /** Runs `atrium <group> <command> …`; returns the exit code. */
-export async function runGroup(group: Group, argv: string[], io = { out: process.stdout, err: process.stderr }): Promise<number> {
+export async function runGroup(group: Group, argv: string[], io: CommandIo = processIo()): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
     (name === undefined ? io.err : io.out).write(`${groupHelp(group)}\n`);
@@ -485,13 +485,13 @@ export async function runGroup(group: Group, argv: string[], io = { out: process
   }
   let server = '';
   try {
-    server = resolveServer(values.server as string | undefined);
-    const api = apiClientFor(server);
-    const tty = Boolean((io.err as { isTTY?: boolean }).isTTY);
+    server = resolveServer(values.server as string | undefined, io.env);
+    const api = apiClientFor(server, io.env);
+    const tty = Boolean(io.err.isTTY);
     const ctx: Context = {
       api, server, args: positionals, options: values as Context['options'],
       async project() {
-        const chosen = (values.project as string | undefined) ?? process.env.ATRIUM_PROJECT;
+        const chosen = (values.project as string | undefined) ?? io.env.ATRIUM_PROJECT;
         if (chosen) return chosen;
         const { projects: mine } = await unwrap(api.GET('/accounts/projects'));
         if (mine.length === 1) return mine[0]!.id;

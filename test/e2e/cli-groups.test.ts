@@ -1,12 +1,15 @@
-// The CLI's command groups as a person runs them: the real `atrium` in a child process against a
-// live server, signed in through the stored credentials (one stored server is the default, its
-// only project too), a table by default and --json, the API's own error messages.
+// The CLI's command groups as a person runs them against a live server, signed in through the stored
+// credentials (one stored server is the default, its only project too), a table by default and
+// --json, the API's own error messages. The groups run in this process through their `io` (what they
+// print and the environment they read), as `atrium <group>` runs them; the sign-in commands, and one
+// group command as a smoke test of the dispatch, run the real `atrium` in a child process.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { GROUPS, runGroup } from '../../src/cli/groups.ts';
 import { EMAIL_LOGIN_ENV } from '../support/oauth.ts';
 import { createTenant, createUserWithToken, startTestService, type Tenant, type TestService } from '../support/service.ts';
 
@@ -19,7 +22,8 @@ let env: Record<string, string>;
 
 interface Run { code: number; stdout: string; stderr: string }
 
-function atrium(args: string[], extra: Record<string, string> = {}): Promise<Run> {
+/** `atrium …` in a child process: the command as installed. */
+function spawned(args: string[], extra: Record<string, string> = {}): Promise<Run> {
   const child = spawn(process.execPath, [CLI, ...args], { cwd: home, env: { PATH: process.env.PATH ?? '', ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -28,10 +32,25 @@ function atrium(args: string[], extra: Record<string, string> = {}): Promise<Run
   return new Promise((r) => child.once('close', (code) => r({ code: code ?? 1, stdout, stderr })));
 }
 
-async function ok(args: string[], extra: Record<string, string> = {}): Promise<string> {
-  const run = await atrium(args, extra);
-  assert.equal(run.code, 0, `atrium ${args.join(' ')} exited ${run.code}:\n${run.stdout}\n${run.stderr}`);
-  return run.stdout;
+/** `atrium <group> …` in this process, with the same environment a child would get. */
+async function atrium(args: string[], extra: Record<string, string> = {}): Promise<Run> {
+  const [name, ...rest] = args;
+  const group = GROUPS.find((g) => g.name === name);
+  if (!group) throw new Error(`not a command group: ${name}`);
+  let stdout = '';
+  let stderr = '';
+  const code = await runGroup(group, rest, {
+    out: { write: (text: string) => { stdout += text; } },
+    err: { write: (text: string) => { stderr += text; } },
+    env: { PATH: process.env.PATH ?? '', ...env, ...extra },
+  });
+  return { code, stdout, stderr };
+}
+
+async function ok(args: string[], extra: Record<string, string> = {}, run: (args: string[], extra: Record<string, string>) => Promise<Run> = atrium): Promise<string> {
+  const result = await run(args, extra);
+  assert.equal(result.code, 0, `atrium ${args.join(' ')} exited ${result.code}:\n${result.stdout}\n${result.stderr}`);
+  return result.stdout;
 }
 
 const json = async <T = any>(args: string[]) => JSON.parse(await ok([...args, '--json'])) as T;
@@ -55,9 +74,14 @@ after(async () => {
 });
 
 describe('the stored server and the sign-in', () => {
-  test('whoami and token use the one stored server without --server', async () => {
-    assert.match(await ok(['whoami']), new RegExp(tenant.email));
-    assert.equal((await ok(['token'])).trim(), tenant.userToken);
+  test('whoami and token use the one stored server without --server; the installed command runs a group', async () => {
+    assert.match(await ok(['whoami'], {}, spawned), new RegExp(tenant.email));
+    assert.equal((await ok(['token'], {}, spawned)).trim(), tenant.userToken);
+    const listed = JSON.parse(await ok(['projects', 'list', '--json'], {}, spawned)) as { id: string }[];
+    assert.deepEqual(listed.map((p) => p.id), [tenant.projectId]);
+    const unknown = await spawned(['projects', 'frobnicate']);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /unknown projects command "frobnicate"/);
   });
 
   test('not signed in: the hint is the exact command to run', async () => {
