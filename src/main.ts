@@ -18,7 +18,7 @@ import { Auth } from './platform/http/auth.ts';
 import { PolicyResourceTypes } from './platform/http/policy-resources.ts';
 import type { Module } from './platform/http/module.ts';
 import { DeclaredSchedules, Scheduler } from './platform/jobs/scheduler.ts';
-import { JobWorker } from './platform/jobs/worker.ts';
+import { JobWorker, type Clock } from './platform/jobs/worker.ts';
 import { createLogger } from './platform/logging.ts';
 
 export interface Background {
@@ -30,15 +30,16 @@ export interface Background {
  * The background work every instance runs unless told otherwise: the outbox worker, with the job
  * handlers of every module and one per schedule, and the scheduler that enqueues the schedules'
  * runs and fires the modules' timetables. Instances on one PostgreSQL share both (SKIP LOCKED).
- * Throws on an invalid schedule.
+ * Both judge due times by the database's clock, or by `clock` when one is given (a test's, to let
+ * a timeout pass without waiting for it). Throws on an invalid schedule.
  */
-export function defaultWorkers(ctx: AppContext, modules: readonly Module[] = allModules): Background[] {
+export function defaultWorkers(ctx: AppContext, modules: readonly Module[] = allModules, clock?: Clock): Background[] {
   const schedules = new DeclaredSchedules(modules.flatMap((m) => m.schedules?.(ctx) ?? []));
   const handlers = [...modules.flatMap((m) => m.jobs?.(ctx) ?? []), ...schedules.handlers()];
   const { pollMs, batchSize, concurrency, leaseMs } = ctx.config.jobs;
-  const jobs = new JobWorker(ctx.database, { handlers, pollMs, batchSize, concurrency, leaseMs, log: ctx.log });
+  const jobs = new JobWorker(ctx.database, { handlers, pollMs, batchSize, concurrency, leaseMs, clock, log: ctx.log });
   const timetables = [...(schedules.size > 0 ? [schedules] : []), ...modules.flatMap((m) => m.timetables?.(ctx) ?? [])];
-  const scheduler = new Scheduler(ctx.database, { timetables, pollMs, batchSize, log: ctx.log });
+  const scheduler = new Scheduler(ctx.database, { timetables, pollMs, batchSize, clock, log: ctx.log });
   return [{ start: () => jobs.start(), stop: () => jobs.stop() }, { start: () => scheduler.start(), stop: () => scheduler.stop() }];
 }
 

@@ -246,6 +246,8 @@ async function main(): Promise<number> {
 interface FileResult {
   file: string;
   seconds: number;
+  /** User and system CPU of the file's process and what it started, when GNU time is installed. */
+  cpuSeconds: number | undefined;
   code: number | null;
   signal: NodeJS.Signals | null;
   timedOut: boolean;
@@ -279,9 +281,17 @@ async function runFile(file: string, env: NodeJS.ProcessEnv, priority: number): 
     file,
   ];
   // setpriv's parent-death signal stops the file's process if this driver is SIGKILLed; 'exit'
-  // handlers cannot cover that.
+  // handlers cannot cover that. GNU time reports the CPU the file used, with the servers, CLIs and
+  // browsers it started: on a busy machine a better measure of a file's cost than its wall time.
   const setpriv = onPath('setpriv');
-  const argv = setpriv ? [setpriv, '--pdeathsig=TERM', '--', process.execPath, ...args] : [process.execPath, ...args];
+  const time = onPath('time');
+  const cpuFile = `${base}.cpu`;
+  const argv = [
+    ...(setpriv ? [setpriv, '--pdeathsig=TERM', '--'] : []),
+    ...(time ? [time, '--format=%U %S', `--output=${cpuFile}`] : []),
+    process.execPath,
+    ...args,
+  ];
   const t0 = performance.now();
   // Its tests' output goes to the spec report; what the process itself prints (a crash) is kept too.
   let output = '';
@@ -314,18 +324,28 @@ async function runFile(file: string, env: NodeJS.ProcessEnv, priority: number): 
   const spec = existsSync(specFile) ? readFileSync(specFile, 'utf8') : '';
   process.stdout.write(`▶ ${file}\n${spec}${output ? `${output.trimEnd()}\n` : ''}`);
   const report = existsSync(tapFile) ? parseTap(readFileSync(tapFile, 'utf8')) : undefined;
-  return { file, seconds, code: timedOut ? 1 : code, signal, timedOut, report };
+  return { file, seconds, cpuSeconds: cpuSecondsOf(cpuFile), code: timedOut ? 1 : code, signal, timedOut, report };
 }
 
-/** Every file with its time, slowest first: where a regression shows. */
+function cpuSecondsOf(file: string): number | undefined {
+  if (!existsSync(file)) return undefined;
+  // The last line: GNU time writes "Command exited with non-zero status N" above it on a failure.
+  const [user, system] = readFileSync(file, 'utf8').trim().split('\n').at(-1)!.split(' ').map(Number);
+  return user !== undefined && system !== undefined && Number.isFinite(user + system) ? user + system : undefined;
+}
+
+/** Every file with its wall and CPU time, slowest first: where a regression shows. */
 function printTable(results: FileResult[]): void {
   if (results.length === 0) return;
   const rows = [...results].sort((a, b) => b.seconds - a.seconds);
-  console.log('\nseconds  tests  file');
+  console.log('\n   wall     cpu  tests  file');
   for (const r of rows) {
     const tests = r.report ? String(r.report.tests) : '-';
-    console.log(`${r.seconds.toFixed(1).padStart(7)}  ${tests.padStart(5)}  ${r.file}${r.report && r.report.failed === 0 && r.code === 0 ? '' : '  (failed)'}`);
+    const cpu = r.cpuSeconds === undefined ? '-' : r.cpuSeconds.toFixed(1);
+    console.log(`${r.seconds.toFixed(1).padStart(7)} ${cpu.padStart(7)}  ${tests.padStart(5)}  ${r.file}${r.report && r.report.failed === 0 && r.code === 0 ? '' : '  (failed)'}`);
   }
+  const cpu = results.reduce((sum, r) => sum + (r.cpuSeconds ?? 0), 0);
+  if (cpu > 0) console.log(`CPU of the test files: ${cpu.toFixed(0)} s`);
 }
 
 main().then(

@@ -8,27 +8,33 @@ import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
+import { defaultWorkers } from '../../src/main.ts';
+import { modules } from '../../src/modules/index.ts';
 import { pruneTelemetry } from '../../src/modules/sessions/telemetry.ts';
+import { AdvancingClock } from '../support/clock.ts';
 import { call, createTenant, forEachEngine, type Tenant, type TestService } from '../support/service.ts';
 import { startFakeRoomServer, type FakeRoomServer } from '../support/room-server.ts';
 import { eventually, startWebhookService } from '../support/webhooks.ts';
 
 const MAX_ITEMS = 40;
+/** Long enough never to pass by itself; the timeout's test moves the workers' clock past it. */
+const TERMINATE_TIMEOUT_SECONDS = 600;
 
 forEachEngine('sessions', (engine) => {
   let service: TestService;
   let tenant: Tenant;
   let roomServer: FakeRoomServer;
   let project: string;
+  const clock = new AdvancingClock();
 
   before(async () => {
     roomServer = await startFakeRoomServer();
     service = await startWebhookService(engine, {
       ATRIUM_ROOM_SERVER_URL: roomServer.url,
       ATRIUM_JOBS_POLL_MS: '100',
-      ATRIUM_SESSION_TERMINATE_TIMEOUT_SECONDS: '7',
+      ATRIUM_SESSION_TERMINATE_TIMEOUT_SECONDS: String(TERMINATE_TIMEOUT_SECONDS),
       ATRIUM_SESSION_TELEMETRY_MAX_ITEMS: String(MAX_ITEMS),
-    });
+    }, (ctx) => defaultWorkers(ctx, modules, clock));
     tenant = await createTenant(service, 'sessions');
     project = `/accounts/projects/${tenant.projectId}`;
     const key = await call(service, 'POST', `${project}/api-keys`, { token: tenant.apiKey, json: { name: 'room server', roles: ['room_server'] } });
@@ -154,6 +160,8 @@ forEachEngine('sessions', (engine) => {
         });
         assert.match(retrying.termination.error, /HTTP 503/);
         assert.equal(retrying.termination.attempt_count, 1);
+        // The retry is due seconds later: let them pass.
+        clock.advance(60_000);
         const ended = await eventually(async () => {
           const s = (await get(`/sessions/${session.id}`)).body;
           return s.status === 'ended' && s;
@@ -170,6 +178,9 @@ forEachEngine('sessions', (engine) => {
       try {
         const session = await roomServer.startSession('stubborn');
         await call(service, 'POST', `${project}/sessions/${session.id}/terminate`, { token: tenant.apiKey });
+        await eventually(async () => (await get(`/sessions/${session.id}`)).body.termination.status === 'submitted');
+        assert.equal((await get(`/sessions/${session.id}`)).body.status, 'terminating', 'not ended before the timeout');
+        clock.advance(TERMINATE_TIMEOUT_SECONDS * 1000);
         const ended = await eventually(async () => {
           const s = (await get(`/sessions/${session.id}`)).body;
           return s.status === 'ended' && s;

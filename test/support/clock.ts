@@ -17,3 +17,18 @@ export class FakeClock implements Clock {
     this.#t = at.getTime();
   }
 }
+
+/**
+ * A clock that runs with real time, ahead by whatever the test has advanced it: for a whole service's
+ * workers (`defaultWorkers(ctx, modules, clock)`), so that a timeout of minutes passes at once while
+ * everything else keeps its pace.
+ */
+export class AdvancingClock implements Clock {
+  #ahead = 0;
+  now(): Date {
+    return new Date(Date.now() + this.#ahead);
+  }
+  advance(ms: number): void {
+    this.#ahead += ms;
+  }
+}
