@@ -300,6 +300,21 @@ forEachEngine('sessions', (engine) => {
       assert.equal((await get(`/sessions/${session.id}/spans`)).body.total, 3);
     });
 
+    test("an export that names another project's real session, or its running room, lands in none of its sessions", async () => {
+      const room = `theirs-${randomUUID().slice(0, 8)}`;
+      const theirs = await roomServer.startSession(room);
+      const other = await createTenant(service, 'sessions-otlp-other');
+      const key = await call(service, 'POST', `/accounts/projects/${other.projectId}/api-keys`, { token: other.apiKey, json: { name: 'room server', roles: ['room_server'] } });
+      const send = (resource: Record<string, string>) => call(service, 'POST', '/otlp/v1/traces', { token: key.body.value, json: spanRequest(resource, [{ traceId: hex(16), spanId: hex(8) }]) });
+      for (const resource of [{ 'atrium.session.id': theirs.id }, { 'atrium.room.name': room }]) {
+        const r = await send(resource);
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.equal(r.body.partialSuccess?.rejectedSpans, '1', `${JSON.stringify(resource)}: ${JSON.stringify(r.body)}`);
+      }
+      assert.equal((await get(`/sessions/${theirs.id}/spans`)).body.total, 0, 'nothing reached the other project\'s session');
+      assert.equal((await get(`/sessions/${theirs.id}`)).body.telemetry.spans, 0);
+    });
+
     test('gzip bodies, and the error semantics: 400, 413, 415, 401 and 403 as google.rpc.Status', async () => {
       const session = await roomServer.startSession('gzip');
       const body = gzipSync(JSON.stringify(spanRequest({ 'atrium.session.id': session.id }, [{ traceId: hex(16), spanId: hex(8) }])));
