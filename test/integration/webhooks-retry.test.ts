@@ -11,7 +11,7 @@ import { webhooksTable } from '../../src/modules/webhooks/store.ts';
 import { JobWorker } from '../../src/platform/jobs/worker.ts';
 import { FakeClock } from '../support/clock.ts';
 import { call, createTenant, forEachEngine, type Tenant } from '../support/service.ts';
-import { startReceiver, startWebhookService, type Receiver, type Received, type WebhookTestService } from '../support/webhooks.ts';
+import { startReceiver, startWebhookService, verifyDelivery, type Receiver, type Received, type WebhookTestService } from '../support/webhooks.ts';
 
 const SECOND = 1000;
 const HOUR = 3600 * SECOND;
@@ -51,9 +51,9 @@ forEachEngine('webhook retries on an injected clock', (engine) => {
   });
 
   const hooks = `/accounts/projects/${'{p}'}/webhooks`;
-  async function makeHook() {
+  async function makeHook(options: { secret?: boolean } = {}) {
     const tag = crypto.randomUUID();
-    const created = await call(service, 'POST', hooks.replace('{p}', tenant.projectId), { token: tenant.apiKey, json: { name: 'retry', url: `${receiver.url}/${tag}`, events: ['room.started'] } });
+    const created = await call(service, 'POST', hooks.replace('{p}', tenant.projectId), { token: tenant.apiKey, json: { name: 'retry', url: `${receiver.url}/${tag}`, events: ['room.started'], ...options } });
     assert.equal(created.status, 201);
     return { id: created.body.id as string, mine: (r: Received) => r.url === `/${tag}` };
   }
@@ -91,6 +91,27 @@ forEachEngine('webhook retries on an injected clock', (engine) => {
     assert.deepEqual(mine.map((r) => r.headers['service-delivery-attempt']), ['1', '2', '3', '4', '5', '6', '7', '8']);
     assert.equal(new Set(mine.map((r) => r.headers['service-event-id'])).size, 1);
     assert.equal((mine.at(-1)!.at - mine[0]!.at) < 60_000, true, 'and no real time passed');
+  });
+
+  test('after a rotation the previous secret signs until the overlap ends, and not after', async () => {
+    const hook = await makeHook({ secret: true });
+    const rotated = await call(service, 'POST', `${hooks.replace('{p}', tenant.projectId)}/${hook.id}/rotate-secret`, { token: tenant.apiKey, json: { overlap_seconds: 3600 } });
+    assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
+    const expiresAt = Date.parse(rotated.body.previous_secret_expires_at);
+    assert.ok(Number.isFinite(expiresAt), 'an overlap was set');
+    const last = () => receiver.received.filter(hook.mine).at(-1)!;
+
+    clock.set(new Date(expiresAt - SECOND));
+    await startSession();
+    assert.equal(await worker.drain(), 1);
+    assert.ok(last().headers['service-signature-previous'], 'the old secret still signs within the overlap');
+    await verifyDelivery(rotated.body.secret, last().body, last().headers['service-signature'], clock.now());
+
+    clock.set(new Date(expiresAt + SECOND));
+    await startSession();
+    assert.equal(await worker.drain(), 1);
+    assert.equal(last().headers['service-signature-previous'], undefined, 'the overlap has ended');
+    await verifyDelivery(rotated.body.secret, last().body, last().headers['service-signature'], clock.now());
   });
 
   test('Retry-After is honoured when longer than the schedule', async () => {

@@ -277,6 +277,17 @@ forEachEngine('webhooks', (engine) => {
     assert.equal(new Set(mine.map((r) => r.headers['service-event-id'])).size, 1);
   });
 
+  test('a receiver that answers 200 and then stalls its body past the deadline has not taken the delivery', async () => {
+    const hook = await makeHook({ events: ['room.started'] });
+    let calls = 0;
+    receiver.respond = (r) => (hook.mine(r) && ++calls === 1 ? { stallBodyMs: 2500 } : {});
+    await call(service, 'POST', `/accounts/projects/${tenant.projectId}/sessions`, { token: tenant.apiKey, json: { room_name: 'stalling' } });
+    const [delivery] = await eventuallyDeliveries(hook.id, (d) => d[0]?.status === 'succeeded', 15_000);
+    assert.deepEqual(delivery.attempts.map((a: any) => [a.attempt, a.succeeded]), [[1, false], [2, true]]);
+    assert.match(delivery.attempts[0].error, /ETIMEDOUT|within 1000 ms/);
+    assert.ok(delivery.attempts[0].latency_ms < 2_400, `given up at the deadline: ${delivery.attempts[0].latency_ms} ms`);
+  });
+
   test('a receiver that answers with a large body: its status counts, the rest is not read', async () => {
     const hook = await makeHook({ events: ['room.started'] });
     receiver.respond = (r) => (hook.mine(r) ? { status: 200, body: 'y'.repeat(1_000_000) } : {});

@@ -30,6 +30,8 @@ export interface Reply {
   body?: string;
   /** Wait this long before answering. */
   delayMs?: number;
+  /** Send the status, headers and the body's first byte at once, the rest this much later. */
+  stallBodyMs?: number;
 }
 
 export interface Receiver {
@@ -89,7 +91,10 @@ export async function startReceiver(respond: (request: Received) => Reply = () =
       const send = () => {
         if (res.destroyed) return;
         res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
-        res.end(reply.body ?? '{"ok":true}');
+        const body = reply.body ?? '{"ok":true}';
+        if (!reply.stallBodyMs) return res.end(body);
+        res.write(body.slice(0, 1));
+        setTimeout(() => { if (!res.destroyed) res.end(body.slice(1)); }, reply.stallBodyMs);
       };
       if (reply.delayMs) setTimeout(send, reply.delayMs);
       else send();
