@@ -11,6 +11,7 @@ import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { deliveryHandler, scheduledTaskTimetable } from '../../src/modules/scheduled-tasks/firing.ts';
 import { firstRun, parseSchedule } from '../../src/modules/scheduled-tasks/schedule.ts';
+import { lockDueTasks } from '../../src/modules/scheduled-tasks/store.ts';
 import { openDatabase, type Database } from '../../src/platform/db/engine.ts';
 import { RoomServerClient } from '../../src/platform/http/room-server.ts';
 import { rowsOf } from '../../src/platform/jobs/outbox.ts';
@@ -291,6 +292,31 @@ forEachEngine('scheduled tasks', (engine) => {
       assert.equal(await worker.drain(), 1);
       assert.deepEqual(messagesOf(task.task_id).map((m) => m.json.payload), [{ version: 1 }]);
     });
+
+    // PGlite is one connection in one process: two instances can only share PostgreSQL.
+    if (engine === 'postgres') {
+      test('a due task that one instance is firing is skipped by the others, not fired twice or waited for', async () => {
+        const task = await create({ schedule: '* * * * *' });
+        const clock = new FakeClock(at('2031-10-01T10:00:30Z'));
+        await placeAt(task.task_id, clock.now());
+        clock.advance(60_000);
+        const second = await openDatabase({ databaseUrl: service.ctx.config.databaseUrl, dataDir: service.dataDir, poolSize: 2 });
+        try {
+          await service.ctx.db.transaction(async (tx) => {
+            const held = await lockDueTasks(tx, clock.now(), 100);
+            assert.ok(held.some((t) => t.id === task.task_id), 'the first instance holds the due task');
+            const seen = await second.db.transaction(async (other) => {
+              await other.execute(sql`set local lock_timeout = '2s'`);
+              return lockDueTasks(other, clock.now(), 100);
+            });
+            assert.ok(!seen.some((t) => t.id === task.task_id), 'the second instance skips it');
+          });
+        } finally {
+          await second.close();
+          await api('DELETE', `/scheduled-tasks/${task.task_id}`);
+        }
+      });
+    }
 
     test('two instances racing on one database fire each due time once and deliver each run once', async () => {
       const second = engine === 'postgres' ? await openDatabase({ databaseUrl: service.ctx.config.databaseUrl, dataDir: service.dataDir, poolSize: 10 }) : service.ctx.database;
