@@ -306,7 +306,8 @@ forEachEngine('sessions', (engine) => {
       const other = await createTenant(service, 'sessions-otlp-other');
       const key = await call(service, 'POST', `/accounts/projects/${other.projectId}/api-keys`, { token: other.apiKey, json: { name: 'room server', roles: ['room_server'] } });
       const send = (resource: Record<string, string>) => call(service, 'POST', '/otlp/v1/traces', { token: key.body.value, json: spanRequest(resource, [{ traceId: hex(16), spanId: hex(8) }]) });
-      for (const resource of [{ 'atrium.session.id': theirs.id }, { 'atrium.room.name': room }]) {
+      const resources: Record<string, string>[] = [{ 'atrium.session.id': theirs.id }, { 'atrium.room.name': room }];
+      for (const resource of resources) {
         const r = await send(resource);
         assert.equal(r.status, 200, JSON.stringify(r.body));
         assert.equal(r.body.partialSuccess?.rejectedSpans, '1', `${JSON.stringify(resource)}: ${JSON.stringify(r.body)}`);

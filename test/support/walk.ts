@@ -131,14 +131,46 @@ export function isProtocolError(path: string, contentType: string, body: unknown
  */
 const VOLATILE_TABLES = new Set(['schema_migrations', 'rate_limits']);
 
-/** One digest of every row of every table: equal before and after means nothing was written. */
+/** The table the fingerprint's triggers note written tables in (it exists only in test databases). */
+const TOUCHED = 'test_fingerprint_touched';
+
+/** Each service's digest per table, as of its last fingerprint. */
+const digests = new WeakMap<TestService, Map<string, string>>();
+
+/**
+ * One digest of every row of every table: equal before and after means nothing was written.
+ *
+ * Hashing every table costs more than most requests, so only tables written since the last
+ * fingerprint are hashed again: a statement-level trigger on each table notes its name (in the
+ * writing transaction, so a rolled-back write notes nothing), and the other tables keep their
+ * digest. A noted table whose rows end up the same (an update to the same values) digests the same.
+ */
 export async function fingerprint(service: TestService): Promise<string> {
   // On a shared database, other test files' writes would show up as this request's.
   if (!service.ownDatabase) throw new Error('fingerprint needs a service with a database of its own (one started without a DATABASE_URL in env)');
   const db = service.ctx.db;
-  const tables = rowsOf<{ name: string }>(await db.execute(sql`select tablename as name from pg_tables where schemaname = 'public' order by tablename`))
-    .map((t) => t.name).filter((name) => !VOLATILE_TABLES.has(name));
-  const parts = tables.map((name) => sql`select ${name} as name, md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as digest from ${sql.identifier(name)} t`);
-  const rows = rowsOf<{ name: string; digest: string }>(await db.execute(sql.join(parts, sql` union all `)));
-  return rows.map((r) => `${r.name}:${r.digest}`).join(',');
+  let known = digests.get(service);
+  let stale: string[];
+  if (!known) {
+    known = new Map();
+    digests.set(service, known);
+    stale = rowsOf<{ name: string }>(await db.execute(sql`select tablename as name from pg_tables where schemaname = 'public' order by tablename`))
+      .map((t) => t.name).filter((name) => !VOLATILE_TABLES.has(name) && name !== TOUCHED);
+    await db.execute(sql.raw(`create unlogged table ${TOUCHED} (name text primary key)`));
+    await db.execute(sql.raw(`create function ${TOUCHED}_note() returns trigger language plpgsql as $$
+      begin
+        insert into ${TOUCHED} values (tg_table_name) on conflict do nothing;
+        return null;
+      end $$`));
+    for (const name of stale) {
+      await db.execute(sql.raw(`create trigger ${TOUCHED} after insert or update or delete on "${name}" for each statement execute function ${TOUCHED}_note()`));
+    }
+  } else {
+    stale = rowsOf<{ name: string }>(await db.execute(sql.raw(`delete from ${TOUCHED} returning name`))).map((t) => t.name);
+  }
+  if (stale.length > 0) {
+    const parts = stale.map((name) => sql`select ${name} as name, md5(coalesce(string_agg(t::text, '|' order by t::text), '')) as digest from ${sql.identifier(name)} t`);
+    for (const row of rowsOf<{ name: string; digest: string }>(await db.execute(sql.join(parts, sql` union all `)))) known.set(row.name, row.digest);
+  }
+  return [...known.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, digest]) => `${name}:${digest}`).join(',');
 }
