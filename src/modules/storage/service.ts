@@ -31,8 +31,9 @@ export function participantIdOf(principal: Principal): string {
 }
 
 /**
- * The upload is refused while the client may still be sending: closing the connection after the
- * 413 spares reading (or waiting on) the rest of the body.
+ * The upload is refused while the client may still be sending: the answer waits for the rest of
+ * the body (read and discarded, up to a bound: src/platform/http/body-drain.ts), so that the
+ * client reads the 413, and the connection closes unless it all arrived.
  */
 export function uploadTooLarge(maxBytes: number): ApiError {
   return tooLarge(`Upload exceeds the ${maxBytes}-byte limit (ATRIUM_MAX_UPLOAD_BYTES)`, { connection: 'close' });
