@@ -253,6 +253,10 @@ export const SETTINGS = {
       env: 'ATRIUM_SESSION_TELEMETRY_MAX_ITEMS', group: ROOM_SERVERS, kind: integer(1, 99_999_999), default: '100000',
       description: 'Most spans, most events and most metric points kept per session (each); OTLP exports beyond it are answered with a partial success naming what was rejected.',
     }),
+    otlpBodyTimeoutMs: setting({
+      env: 'ATRIUM_OTLP_BODY_TIMEOUT_SECONDS', group: ROOM_SERVERS, kind: integer(1, 3600, { unit: 'seconds', scale: 1000 }), default: '30',
+      description: 'Longest an OTLP export may take to send its body; a slower one is cut off and its upload slot freed. Each instance ingests 32 exports at once, at most 8 of one project (429 with `Retry-After` beyond), so one project\'s slow exports never hold everyone\'s.',
+    }),
   },
   scheduledTasks: {
     minPeriodMs: setting({
