@@ -4,7 +4,7 @@
 // docs:settings`) all come from it, so adding a setting is adding an entry.
 import { Type } from 'typebox';
 import { isLoopback } from './platform/http/loopback.ts';
-import { base64Key, boolean, directory, dnsNames, integer, integerList, json, oneOf, origins, port, proxyTrust, text, url } from './platform/settings/kinds.ts';
+import { base64Key, boolean, directory, dnsNames, integer, integerList, json, oneOf, origins, port, privateTargets, proxyTrust, text, url } from './platform/settings/kinds.ts';
 import { describeSettings, readSettings, rule, secret, setting, type ValuesOf } from './platform/settings/table.ts';
 
 export class ConfigError extends Error {}
@@ -23,6 +23,8 @@ const BILLING = 'Billing and payments';
 const SIGNIN_WINDOW_MINUTES = 15;
 const embedded = (get: (env: string) => unknown) => get('DATABASE_URL') === undefined;
 const BY_ENGINE = '`true` with the embedded database, `false` with `DATABASE_URL`';
+/** Whether others can reach the server: it listens on the network, or proxies are in front of it. */
+const facesNetwork = (host: string, trustProxy: unknown) => !isLoopback(host) || trustProxy !== false;
 
 const API_KEY = text('an API key (no spaces, at most 1,000 characters)', /^\S+$/, 1000);
 
@@ -135,9 +137,14 @@ export const SETTINGS = {
     }),
   },
   signin: {
+    passwordLogin: setting({
+      env: 'ATRIUM_PASSWORD_LOGIN', group: SIGNIN, kind: boolean(), default: 'true',
+      description: 'Offer sign-in with email and password, on the sign-in pages, to accounts that exist (the first admin\'s, those `atrium bootstrap` creates, those that signed up). Needs no mail. `false` leaves only the upstream providers (`ATRIUM_OIDC_PROVIDERS`).',
+    }),
     emailLogin: setting({
-      env: 'ATRIUM_EMAIL_LOGIN', group: SIGNIN, kind: boolean(), default: rule(BY_ENGINE, embedded),
-      description: 'Offer sign-up and sign-in with email and password (confirmation, reset, one-time codes) on the sign-in pages. Needs a way to send mail.',
+      env: 'ATRIUM_EMAIL_LOGIN', group: SIGNIN, kind: boolean(),
+      default: rule('`true` with the embedded database (unless `ATRIUM_PASSWORD_LOGIN=false`), `false` with `DATABASE_URL`', (get) => embedded(get) && get('ATRIUM_PASSWORD_LOGIN') === true),
+      description: 'Also offer what needs mail on the sign-in pages: sign-up with confirmation, one-time sign-in codes and password resets. Needs a way to send mail (`ATRIUM_SMTP_URL`, or the development mailbox) and `ATRIUM_PASSWORD_LOGIN`.',
     }),
     upstream: setting({
       env: 'ATRIUM_OIDC_PROVIDERS', group: SIGNIN, secret: secret.jsonFields('client_secret'), default: '[]',
@@ -195,8 +202,12 @@ export const SETTINGS = {
   },
   webhooks: {
     allowPrivate: setting({
-      env: 'ATRIUM_WEBHOOKS_ALLOW_PRIVATE', group: WEBHOOKS, kind: boolean(), default: rule(BY_ENGINE, embedded),
-      description: 'Allow webhook URLs on loopback, private and link-local addresses (the embedded quick start delivers to receivers on your own machine).',
+      env: 'ATRIUM_WEBHOOKS_ALLOW_PRIVATE', group: WEBHOOKS, kind: privateTargets(100),
+      default: rule(
+        '`true` with the embedded database on a loopback `HOST` without `ATRIUM_TRUST_PROXY` (the quick start); `false` otherwise',
+        (get) => embedded(get) && !facesNetwork(String(get('HOST')), get('ATRIUM_TRUST_PROXY')),
+      ),
+      description: 'Which webhook URLs on loopback, private and link-local addresses (`127.0.0.1`, `10.…`, `169.254.169.254`, `[::1]`…) are allowed: `true` all of them (the quick start delivers to receivers on your own machine), `false` none, or a list of the addresses, CIDR ranges and host names of your own receivers (`127.0.0.1,10.1.2.0/24,hooks.internal`). A server others reach is an SSRF target otherwise: any tenant could have it call internal services and read their answers in the delivery log.',
     }),
     timeoutMs: setting({
       env: 'ATRIUM_WEBHOOKS_TIMEOUT_SECONDS', group: WEBHOOKS, kind: integer(1, 999, { unit: 'seconds', scale: 1000 }), default: '15',
@@ -241,6 +252,10 @@ export const SETTINGS = {
     telemetryMaxPerSession: setting({
       env: 'ATRIUM_SESSION_TELEMETRY_MAX_ITEMS', group: ROOM_SERVERS, kind: integer(1, 99_999_999), default: '100000',
       description: 'Most spans, most events and most metric points kept per session (each); OTLP exports beyond it are answered with a partial success naming what was rejected.',
+    }),
+    otlpBodyTimeoutMs: setting({
+      env: 'ATRIUM_OTLP_BODY_TIMEOUT_SECONDS', group: ROOM_SERVERS, kind: integer(1, 3600, { unit: 'seconds', scale: 1000 }), default: '30',
+      description: 'Longest an OTLP export may take to send its body; a slower one is cut off and its upload slot freed. Each instance ingests 32 exports at once, at most 8 of one project (429 with `Retry-After` beyond), so one project\'s slow exports never hold everyone\'s.',
     }),
   },
   scheduledTasks: {
@@ -342,6 +357,8 @@ type Settings = ValuesOf<typeof SETTINGS>;
 
 /** The settings, plus what follows from them. */
 export type Config = Settings & {
+  /** Whether others can reach the server: a `HOST` that serves the network, or proxies in front of it (`ATRIUM_TRUST_PROXY`). */
+  exposed: boolean;
   signin: { limits: { windowMs: number } };
   mail: {
     /** 'smtp' when ATRIUM_SMTP_URL is set; 'outbox' keeps mail in the database for /dev/mail; 'none' cannot send. */
@@ -359,7 +376,10 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   const { mail, signin } = values;
   const transport = mail.smtpUrl ? 'smtp' : mail.devMailbox ? 'outbox' : 'none';
   if (signin.emailLogin && transport === 'none') {
-    problems.push('Email sign-in (ATRIUM_EMAIL_LOGIN, on by default with the embedded database) needs a way to send mail: set ATRIUM_SMTP_URL, or ATRIUM_DEV_MAILBOX=true for development, or ATRIUM_EMAIL_LOGIN=false');
+    problems.push('Email sign-up, codes and resets (ATRIUM_EMAIL_LOGIN, on by default with the embedded database) need a way to send mail: set ATRIUM_SMTP_URL, or ATRIUM_DEV_MAILBOX=true for development, or ATRIUM_EMAIL_LOGIN=false (password sign-in needs no mail)');
+  }
+  if (signin.emailLogin && !signin.passwordLogin) {
+    problems.push('ATRIUM_EMAIL_LOGIN=true needs ATRIUM_PASSWORD_LOGIN=true: its accounts sign in with their password');
   }
   // Its mail holds sign-in codes and password-reset links: on the network, it hands out accounts.
   if (transport === 'outbox' && !isLoopback(values.host)) {
@@ -376,6 +396,7 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   if (problems.length > 0) throw invalid(problems);
   return {
     ...values,
+    exposed: facesNetwork(values.host, values.trustProxy),
     signin: { ...signin, limits: { ...signin.limits, windowMs: SIGNIN_WINDOW_MINUTES * 60_000 } },
     mail: { ...mail, transport },
   };

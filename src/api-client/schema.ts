@@ -3093,12 +3093,15 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Development mail outbox (only without SMTP, in development)
+         * Development mail outbox (only without SMTP, in development; from this machine, with the key of the printed link)
          * @description No credential.
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The mailbox's key, from the link `atrium serve` prints */
+                    key?: string;
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
@@ -3137,7 +3140,10 @@ export interface paths {
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description The mailbox's key, from the link `atrium serve` prints */
+                    key?: string;
+                };
                 header?: never;
                 path: {
                     /** @description UUID */
@@ -3820,7 +3826,7 @@ export interface paths {
         put?: never;
         /**
          * Report that a session started
-         * @description Records the session and emits `room.started` to subscribed webhooks, in one transaction. 201 when recorded; 200 with the existing session when `session_id` was reported before (no second event); 409 when that id belongs to another room. Requires: room_server.
+         * @description Records the session and emits `room.started` to subscribed webhooks, in one transaction. 201 when recorded; 200 with the existing session when `session_id` was reported before (no second event); 409 when the project has a session of that id in another room. Ids are the project's own: another project's session of the same id is another session. Requires: room_server.
          */
         post: {
             parameters: {
@@ -12485,7 +12491,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Whether the setup token is valid and the setup still open (403: wrong token; 404: an account exists)
+         * Whether the setup token is valid and the setup still open (403: wrong token; 404: an account exists; 409: the admin could not sign in on this server, the message names the setting)
          * @description No credential.
          */
         post: {

@@ -1,10 +1,12 @@
 // `atrium serve`: run until SIGTERM/SIGINT, then drain and exit. Start-up ends with what a person
-// needs next (the console's address, the database, the mail mode, and on an empty database the
-// one-time setup link): a banner on a terminal, one log line for log collectors.
+// needs next (the console's address, the database, the mail mode with the development mailbox's
+// link, how sign-in works, which webhook targets are allowed, and on an empty database the
+// one-time setup link): a banner on a terminal, log lines for log collectors.
 import { resolve } from 'node:path';
 import { describeConfig, type Config } from '../config.ts';
 import { startService } from '../main.ts';
 import { setupLink } from '../modules/setup/service.ts';
+import { devMailboxLink } from '../oauth/dev-mail.ts';
 import { prettyLogs } from '../platform/logging.ts';
 
 function describeDatabase(config: Config): string {
@@ -15,11 +17,39 @@ function describeDatabase(config: Config): string {
 
 function describeMail(config: Config): string {
   if (config.mail.transport === 'smtp') return `SMTP via ${new URL(config.mail.smtpUrl!).host}`;
-  if (config.mail.transport === 'outbox') return `development mailbox at ${config.publicUrl}/dev/mail (this machine only)`;
+  if (config.mail.transport === 'outbox') return `development mailbox at ${devMailboxLink(config)} (this machine only, with this key)`;
   return 'none (no SMTP server, no development mailbox)';
 }
 
-function banner(facts: { url: string; console: string; database: string; mail: string; setup: string | undefined }): string {
+function describeSignin(config: Config): string {
+  const { passwordLogin, emailLogin, upstream } = config.signin;
+  const ways = [
+    ...(passwordLogin ? ['password'] : []),
+    ...(emailLogin ? ['sign-up, codes and resets by mail'] : []),
+    ...upstream.map((p) => p.label),
+  ];
+  return ways.length > 0 ? ways.join(', ') : 'none (ATRIUM_PASSWORD_LOGIN=false and no ATRIUM_OIDC_PROVIDERS): nobody can sign in';
+}
+
+function describeWebhooks(config: Config): string {
+  const allowed = config.webhooks.allowPrivate;
+  if (allowed === true) return 'any target, private addresses included (ATRIUM_WEBHOOKS_ALLOW_PRIVATE=true)';
+  const why = config.exposed ? 'this server faces the network' : 'the default with DATABASE_URL';
+  if (allowed === false) return `public targets only: private addresses refused (${why}; ATRIUM_WEBHOOKS_ALLOW_PRIVATE names your own receivers)`;
+  return `public targets and ${allowed.join(', ')} (ATRIUM_WEBHOOKS_ALLOW_PRIVATE)`;
+}
+
+interface Facts {
+  url: string;
+  console: string;
+  database: string;
+  mail: string;
+  signin: string;
+  webhooks: string;
+  setup: string | undefined;
+}
+
+function banner(facts: Facts): string {
   const lines = [
     '',
     '  Atrium is running',
@@ -30,6 +60,8 @@ function banner(facts: { url: string; console: string; database: string; mail: s
     `  Console    ${facts.console}`,
     `  Database   ${facts.database}`,
     `  Mail       ${facts.mail}`,
+    `  Sign-in    ${facts.signin}`,
+    `  Webhooks   ${facts.webhooks}`,
     '',
   ];
   if (facts.setup) {
@@ -49,17 +81,20 @@ export async function serve(config: Config): Promise<number> {
   const service = await startService(config);
   const { ctx } = service;
   ctx.log.debug({ settings: describeConfig(config) }, 'effective settings');
-  const facts = {
+  const facts: Facts = {
     url: config.publicUrl,
     console: `${config.publicUrl}/console`,
     database: describeDatabase(config),
     mail: describeMail(config),
+    signin: describeSignin(config),
+    webhooks: describeWebhooks(config),
     setup: await setupLink(ctx),
   };
   if (prettyLogs(config)) {
     process.stdout.write(banner(facts));
   } else {
-    ctx.log.info({ url: config.publicUrl, console: facts.console, database: facts.database, mail: facts.mail }, `Atrium is listening: use ${config.publicUrl} (ATRIUM_PUBLIC_URL) as its URL everywhere`);
+    const { setup: _setup, url, ...rest } = facts;
+    ctx.log.info({ url, ...rest }, `Atrium is listening: use ${config.publicUrl} (ATRIUM_PUBLIC_URL) as its URL everywhere`);
     if (facts.setup) ctx.log.info({ setup: facts.setup }, `No account yet: open ${facts.setup} to create the first admin and project (or run atrium bootstrap)`);
   }
   return new Promise((resolveExit) => {

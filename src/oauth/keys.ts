@@ -11,10 +11,12 @@ export interface SigninKeys {
   csrf: Buffer;
   /** Pepper for stored one-time codes: six digits alone would fall to an offline search. */
   codes: Buffer;
+  /** The key of the development mailbox's link, printed at start-up like the setup link. */
+  devMailbox: string;
 }
 
 export function deriveSigninKeys(config: Pick<Config, 'secretKey' | 'dataDir'>): SigninKeys {
   const master = loadSecretKey(config.secretKey, config.dataDir);
   const derive = (label: string) => Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `atrium ${label}`, 32));
-  return { cookie: derive('oauth cookies').toString('base64url'), csrf: derive('signin csrf'), codes: derive('signin codes') };
+  return { cookie: derive('oauth cookies').toString('base64url'), csrf: derive('signin csrf'), codes: derive('signin codes'), devMailbox: derive('development mailbox').toString('base64url') };
 }

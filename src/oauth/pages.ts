@@ -85,27 +85,29 @@ const NEW_PASSWORD_BOUNDS = `minlength="${PASSWORD_MIN_LENGTH}" ${PASSWORD_BOUND
 
 const flowPath = (uid: string, rest = '') => `/interaction/${encodeURIComponent(uid)}${rest}`;
 
-export function loginPage(p: FlowPage & { emailLogin: boolean; upstream: Upstream[]; email?: string | undefined; error?: string | undefined; notice?: string | undefined; status?: number }): Page {
+export function loginPage(p: FlowPage & { passwordLogin: boolean; emailLogin: boolean; upstream: Upstream[]; email?: string | undefined; error?: string | undefined; notice?: string | undefined; status?: number }): Page {
   const parts: string[] = [alert(p.error), notice(p.notice)];
-  if (p.emailLogin) {
+  if (p.passwordLogin) {
     parts.push(`<form method="post" action="${flowPath(p.uid, '/password')}" id="password-form">
 ${csrfField(p.csrf)}
 ${input('email', 'Email', { type: 'email', value: p.email, autocomplete: 'username', extra: `${EMAIL_BOUNDS} autofocus` })}
 ${input('password', 'Password', { type: 'password', autocomplete: 'current-password', extra: PASSWORD_BOUNDS })}
 <button type="submit">Sign in</button>
-</form>
-<div class="links">
+</form>`);
+  }
+  if (p.emailLogin) {
+    parts.push(`<div class="links">
 <a href="${flowPath(p.uid, '/code')}">Email me a sign-in code</a>
 <a href="${flowPath(p.uid, '/forgot')}">Forgot password?</a>
 <a href="${flowPath(p.uid, '/signup')}">Create an account</a>
 </div>`);
   }
   if (p.upstream.length > 0) {
-    if (p.emailLogin) parts.push('<p class="divider">or</p>');
+    if (p.passwordLogin) parts.push('<p class="divider">or</p>');
     parts.push(`<div class="actions">${p.upstream.map((u) => `<form method="post" action="${flowPath(p.uid, `/upstream/${encodeURIComponent(u.id)}`)}">${csrfField(p.csrf)}<button type="submit" class="secondary">Continue with ${escapeHtml(u.label)}</button></form>`).join('\n')}</div>`);
   }
-  if (!p.emailLogin && p.upstream.length === 0) {
-    parts.push('<p>No sign-in method is enabled on this server. The operator can enable email sign-in (ATRIUM_EMAIL_LOGIN) or add identity providers (ATRIUM_OIDC_PROVIDERS).</p>');
+  if (!p.passwordLogin && p.upstream.length === 0) {
+    parts.push('<p>No sign-in method is enabled on this server. The operator can enable password sign-in (ATRIUM_PASSWORD_LOGIN) or add identity providers (ATRIUM_OIDC_PROVIDERS).</p>');
   }
   return page({ title: `Sign in to ${p.branding?.name ?? 'Atrium'}`, branding: p.branding, content: parts.join('\n'), status: p.status ?? 200 });
 }
@@ -202,17 +204,21 @@ ${csrfField(p.csrf)}
   });
 }
 
-export function unconfirmedPage(p: FlowPage & { email: string; sent?: boolean }): Page {
-  return page({
-    title: 'Confirm your email first',
-    branding: p.branding,
-    status: 403,
-    content: `${p.sent ? notice('We sent you a new confirmation link.') : ''}<p>Your account <strong>${escapeHtml(p.email)}</strong> is not confirmed yet. Open the link in the confirmation email we sent you, then sign in.</p>
+export function unconfirmedPage(p: FlowPage & { email: string; sent?: boolean; canResend: boolean }): Page {
+  // Without email sign-in nothing sends the link: the operator confirms the account.
+  const next = p.canResend
+    ? `<p>Your account <strong>${escapeHtml(p.email)}</strong> is not confirmed yet. Open the link in the confirmation email we sent you, then sign in.</p>
 <form method="post" action="${flowPath(p.uid, '/confirm/resend')}">
 ${csrfField(p.csrf)}
 <input type="hidden" name="email" value="${escapeHtml(p.email)}">
 <button type="submit" class="secondary">Send the confirmation email again</button>
-</form>
+</form>`
+    : `<p>Your account <strong>${escapeHtml(p.email)}</strong> is not confirmed yet, and this server sends no mail. Ask its operator to confirm it.</p>`;
+  return page({
+    title: 'Confirm your email first',
+    branding: p.branding,
+    status: 403,
+    content: `${p.sent ? notice('We sent you a new confirmation link.') : ''}${next}
 <p class="links"><a href="${flowPath(p.uid)}">Back to sign in</a></p>`,
   });
 }
@@ -370,8 +376,9 @@ export interface MailSummary {
   createdAt: Date;
 }
 
-export function outboxPage(mails: MailSummary[]): Page {
-  const rows = mails.map((m) => `<tr><td>${escapeHtml(m.createdAt.toISOString().replace('T', ' ').slice(0, 19))}</td><td>${escapeHtml(m.recipient)}</td><td><a href="/dev/mail/${encodeURIComponent(m.id)}">${escapeHtml(m.subject)}</a></td></tr>`).join('\n');
+/** `keyQuery` (`?key=…`) goes with every link to the mailbox's own pages. */
+export function outboxPage(mails: MailSummary[], keyQuery: string): Page {
+  const rows = mails.map((m) => `<tr><td>${escapeHtml(m.createdAt.toISOString().replace('T', ' ').slice(0, 19))}</td><td>${escapeHtml(m.recipient)}</td><td><a href="/dev/mail/${encodeURIComponent(m.id)}${escapeHtml(keyQuery)}">${escapeHtml(m.subject)}</a></td></tr>`).join('\n');
   return page({
     title: 'Development mail outbox',
     content: `<p class="muted">No SMTP server is configured, so mail the service sends is kept here. Never enable this in production.</p>
@@ -379,13 +386,13 @@ ${mails.length > 0 ? `<table><thead><tr><th scope="col">Sent (UTC)</th><th scope
   });
 }
 
-export function outboxMailPage(mail: MailSummary & { text: string }): Page {
+export function outboxMailPage(mail: MailSummary & { text: string }, keyQuery: string): Page {
   // Links in the text become clickable so the quick start can follow confirmation links.
   const linked = escapeHtml(mail.text).replace(/https?:\/\/[^\s<]+/g, (url) => `<a href="${url}">${url}</a>`);
   return page({
     title: mail.subject,
     content: `<p class="muted">To ${escapeHtml(mail.recipient)} · ${escapeHtml(mail.createdAt.toISOString())}</p>
 <pre id="mail-body">${linked}</pre>
-<p class="links"><a href="/dev/mail">All mail</a></p>`,
+<p class="links"><a href="/dev/mail${escapeHtml(keyQuery)}">All mail</a></p>`,
   });
 }

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { devMailboxLink } from '../../src/oauth/dev-mail.ts';
 import { chromiumLaunchArgs } from '../support/chromium.ts';
 import { chromiumPath, requireOrSkip } from '../support/env.ts';
 import { authorizationRequest, discover, insertClient, jwtClaims, uniqueEmail, type TestClient } from '../support/oauth.ts';
@@ -118,7 +119,7 @@ describe('OAuth sign-in pages in Chromium', () => {
     // The confirmation mail, from the development outbox, opened in a second tab.
     const outbox = await context.newPage();
     for (let i = 0; i < 50; i++) {
-      await outbox.goto(`${service!.url}/dev/mail`);
+      await outbox.goto(devMailboxLink(service!.ctx.config));
       if (await outbox.getByText(email).count() > 0) break;
       await outbox.waitForTimeout(100);
     }

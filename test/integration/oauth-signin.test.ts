@@ -6,6 +6,7 @@ import { after, before, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { SMTPServer } from 'smtp-server';
 import { findUserByEmail } from '../../src/modules/users/store.ts';
+import { devMailboxLink } from '../../src/oauth/dev-mail.ts';
 import { call, createTenant, forEachEngine, freePort, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import {
   EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, codeIn, discover, findForm, insertClient, jwtClaims, linkIn, oauthError, pageError,
@@ -204,13 +205,16 @@ forEachEngine('oauth sign-in with email', (engine) => {
     const { browser, uid } = await startFlow();
     await browser.submit(await browser.go('GET', `/interaction/${uid}/signup`), '/signup', { email, password: 'outbox password' });
     await waitForMail(service, email, /Confirm/);
-    const list = await browser.go('GET', '/dev/mail');
+    // The mailbox opens with the key of the link the server prints; its pages link on with it.
+    const link = new URL(devMailboxLink(service.ctx.config));
+    const list = await browser.go('GET', `/dev/mail${link.search}`);
     assert.equal(list.status, 200);
-    const id = new RegExp(`<td>${email.replace(/[.]/g, '\\.')}</td><td><a href="/dev/mail/([0-9a-f-]+)">`).exec(list.html)?.[1];
+    const id = new RegExp(`<td>${email.replace(/[.]/g, '\\.')}</td><td><a href="/dev/mail/([0-9a-f-]+)\\?key=`).exec(list.html)?.[1];
     assert.ok(id, 'mail listed');
-    const mail = await browser.go('GET', `/dev/mail/${id}`);
+    const mail = await browser.go('GET', `/dev/mail/${id}${link.search}`);
     assert.match(mail.html, /<a href="http:\/\/127\.0\.0\.1:\d+\/interaction\/[^"]+\/confirm\?token=[^"]+">/);
-    assert.equal((await browser.go('GET', '/dev/mail/00000000-0000-4000-8000-000000000000')).status, 404);
+    assert.ok(mail.html.includes(`<a href="/dev/mail${link.search}">All mail</a>`));
+    assert.equal((await browser.go('GET', `/dev/mail/00000000-0000-4000-8000-000000000000${link.search}`)).status, 404);
   });
 });
 
@@ -229,7 +233,8 @@ forEachEngine('oauth sign-in with upstream providers', (engine) => {
       env: {
         PORT: String(port),
         ATRIUM_PUBLIC_URL: publicUrl,
-        // Upstream sign-in alone: the production default has no email sign-in.
+        // Upstream sign-in alone.
+        ATRIUM_PASSWORD_LOGIN: 'false',
         ATRIUM_EMAIL_LOGIN: 'false',
         ATRIUM_DEV_MAILBOX: 'false',
         ATRIUM_OIDC_PROVIDERS: JSON.stringify([{ id: 'test-idp', issuer: upstream.issuer, client_id: upstream.clientId, client_secret: upstream.clientSecret, label: 'Test IdP' }]),
@@ -248,7 +253,7 @@ forEachEngine('oauth sign-in with upstream providers', (engine) => {
     const browser = new FormBrowser(service.url);
     const request = await authorizationRequest(config, client.redirectUri, SCOPE);
     const login = await browser.go('GET', request.url);
-    assert.doesNotMatch(login.html, /id="password-form"/, 'no email sign-in');
+    assert.doesNotMatch(login.html, /id="password-form"/, 'no password sign-in');
     assert.match(login.html, /Continue with Test IdP/);
     const consent = await browser.submit(login, '/upstream/test-idp', {}, client.redirectUri);
     if (consent.redirectedTo) return { consent, browser, request };
@@ -296,7 +301,7 @@ forEachEngine('oauth sign-in with upstream providers', (engine) => {
     assert.equal(response.location, undefined);
   });
 
-  test('with email sign-in off, its endpoints do not exist', async () => {
+  test('with password and email sign-in off, their endpoints do not exist', async () => {
     const browser = new FormBrowser(service.url);
     const login = await browser.go('GET', (await authorizationRequest(config, client.redirectUri, SCOPE)).url);
     const uid = /\/interaction\/([^/"]+)\//.exec(login.html)![1]!;

@@ -1,10 +1,12 @@
 // The quick start cannot be taken over from the network. The development mailbox holds every
 // password-reset link, and anyone may ask for a reset of the admin's address: so the server refuses
 // to start with the mailbox on an address that serves the network, and shows the mailbox only to
-// clients on this machine whose requests no proxy forwarded.
+// clients on this machine whose requests no proxy forwarded, and only with the key of the link the
+// server prints (a proxy on this machine that adds no forwarding header looks local).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ConfigError } from '../../src/config.ts';
+import { devMailboxLink } from '../../src/oauth/dev-mail.ts';
 import { ATRIUM_CLI_CLIENT_ID } from '../../src/oauth/first-party.ts';
 import { listOutbox } from '../../src/platform/mail/mailer.ts';
 import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
@@ -50,19 +52,24 @@ forEachEngine('safe defaults: the development mailbox', (engine) => {
     const mail = await waitForMail(service, admin.email, /Reset your password/, since);
     const resetLink = linkIn(mail.text);
     const id = (await listOutbox(service.ctx.db)).find((m) => m.recipient === admin.email && m.textBody === mail.text)!.id;
+    const key = new URL(devMailboxLink(service.ctx.config)).search;
 
     // Refused exactly like a route that does not exist.
     const unknownPath = '/dev/no-such-page';
     const unknown = await call(service, 'GET', unknownPath, { headers: REMOTE });
     assert.equal(unknown.status, 404);
     for (const headers of [REMOTE, ...SPOOFED]) {
-      for (const path of ['/dev/mail', `/dev/mail/${id}`]) {
+      for (const path of ['/dev/mail', `/dev/mail/${id}`, `/dev/mail${key}`, `/dev/mail/${id}${key}`]) {
         const refused = await call(service, 'GET', path, { headers });
         const what = `${path} with ${JSON.stringify(headers)}`;
         assert.equal(refused.status, 404, what);
         assert.equal(refused.headers.get('content-type'), unknown.headers.get('content-type'), what);
-        assert.deepEqual(refused.body, { error: { ...unknown.body.error, message: unknown.body.error.message.replace(unknownPath, path) } }, what);
+        assert.deepEqual(refused.body, { error: { ...unknown.body.error, message: unknown.body.error.message.replace(unknownPath, path.split('?')[0]!) } }, what);
       }
+    }
+    // From this machine too, without the key, or with a wrong one.
+    for (const path of ['/dev/mail', `/dev/mail/${id}`, '/dev/mail?key=wrong', `/dev/mail?key=${'A'.repeat(43)}`]) {
+      assert.equal((await call(service, 'GET', path)).status, 404, path);
     }
     assert.equal((await remote.go('GET', '/dev/mail')).status, 404, 'the browser that asked for the reset sees nothing either');
 
@@ -74,10 +81,10 @@ forEachEngine('safe defaults: the development mailbox', (engine) => {
 
     // On this machine the development flow still works: the mailbox lists the mail, and its link resets the password.
     const local = new FormBrowser(service.url);
-    const list = await local.go('GET', '/dev/mail');
+    const list = await local.go('GET', `/dev/mail${key}`);
     assert.equal(list.status, 200);
-    assert.ok(list.html.includes(`/dev/mail/${id}`), 'the mail is listed');
-    const shown = await local.go('GET', `/dev/mail/${id}`);
+    assert.ok(list.html.includes(`/dev/mail/${id}${key}`), 'the mail is listed');
+    const shown = await local.go('GET', `/dev/mail/${id}${key}`);
     assert.equal(shown.status, 200);
     assert.ok(shown.html.includes(resetLink.replaceAll('&', '&amp;')), 'the reset link is shown');
     const reset = await local.go('GET', resetLink);

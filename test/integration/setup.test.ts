@@ -1,5 +1,5 @@
-// First-run setup: only with the token, only while no account exists, then gone. (PGlite only:
-// the setup needs an empty database, and the PostgreSQL suites share one.)
+// First-run setup: only with the token, only while no account exists, then gone, and never for an
+// admin who could not sign in. (The deployment matrix walks it on PostgreSQL too.)
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setupLink, setupToken } from '../../src/modules/setup/service.ts';
@@ -43,5 +43,23 @@ describe('first-run setup [pglite]', () => {
     assert.equal((await call(service, 'POST', '/setup/check', { json: { token } })).status, 404);
     const again = await call(service, 'POST', '/setup', { json: body(token, { email: 'second@example.test' }) });
     assert.equal(again.status, 404);
+  });
+});
+
+describe('first-run setup where the admin could not sign in [pglite]', () => {
+  let service: TestService;
+  before(async () => {
+    service = await startTestService('pglite', { ATRIUM_PASSWORD_LOGIN: 'false' });
+  });
+  after(() => service?.stop());
+
+  test('is refused before any account exists, naming the setting', async () => {
+    const token = setupToken(service.ctx.config);
+    const check = await call(service, 'POST', '/setup/check', { json: { token } });
+    assert.equal(check.status, 409);
+    assert.match(check.body.error.message, /ATRIUM_PASSWORD_LOGIN=false/);
+    const setup = await call(service, 'POST', '/setup', { json: { token, email: 'admin@example.test', password: 'a long password', project_name: 'First project' } });
+    assert.equal(setup.status, 409);
+    assert.ok(await setupLink(service.ctx), 'no account was created: the setup is still open');
   });
 });

@@ -1,5 +1,6 @@
 // A small round-robin HTTP proxy in front of several instances, like a load balancer: each request
-// goes to the next instance in turn, with the client it names appended as X-Forwarded-For.
+// goes to the next instance in turn, with the client it names appended as X-Forwarded-For — or,
+// when it names none, with no forwarding header at all, as a default `proxy_pass` sends it.
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -13,7 +14,7 @@ export interface RoundRobin {
   close(): Promise<void>;
 }
 
-export function roundRobin(targets: () => string[], clientIp: () => string): Promise<RoundRobin> {
+export function roundRobin(targets: () => string[], clientIp: () => string | undefined): Promise<RoundRobin> {
   const hits: number[] = [];
   const log: RoundRobin['log'] = [];
   let next = 0;
@@ -23,7 +24,8 @@ export function roundRobin(targets: () => string[], clientIp: () => string): Pro
     hits[index] = (hits[index] ?? 0) + 1;
     log.push({ instance: index, method: req.method ?? '', path: req.url ?? '' });
     const target = new URL(list[index]!);
-    const headers = { ...req.headers, 'x-forwarded-for': clientIp() };
+    const client = clientIp();
+    const headers = client === undefined ? req.headers : { ...req.headers, 'x-forwarded-for': client };
     const upstream = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers, timeout: 30_000 }, (answer) => {
       res.writeHead(answer.statusCode!, answer.headers);
       answer.pipe(res);

@@ -35,7 +35,8 @@ test('defaults: the embedded quick start on this machine only', () => {
   assert.equal(config.authCacheMs, 5000);
   assert.equal(config.logLevel, 'info');
   assert.equal(config.trustProxy, false);
-  assert.deepEqual(config.signin, { emailLogin: true, upstream: [], limits: { perAccount: 10, perIp: 100, tokenPerIp: 600, devicePerIp: 30, windowMs: 15 * 60_000 } });
+  assert.equal(config.exposed, false);
+  assert.deepEqual(config.signin, { passwordLogin: true, emailLogin: true, upstream: [], limits: { perAccount: 10, perIp: 100, tokenPerIp: 600, devicePerIp: 30, windowMs: 15 * 60_000 } });
   assert.deepEqual(config.mail, { smtpUrl: undefined, from: 'Atrium <no-reply@localhost>', devMailbox: true, transport: 'outbox' });
   assert.deepEqual(config.jobs, { worker: true, pollMs: 1000, batchSize: 500, concurrency: 1000, poolSize: 4, leaseMs: 30_000 });
   assert.deepEqual(config.webhooks, {
@@ -51,6 +52,7 @@ test('defaults that follow other settings', () => {
   assert.equal(production.publicUrl, 'http://localhost:9000');
   assert.equal(production.roomsUrl, 'ws://localhost:9000/rooms');
   assert.equal(production.signin.emailLogin, false);
+  assert.equal(production.signin.passwordLogin, true, 'password sign-in needs no mail');
   assert.equal(production.mail.devMailbox, false);
   assert.equal(production.mail.transport, 'smtp');
   assert.equal(production.webhooks.allowPrivate, false);
@@ -128,9 +130,29 @@ test('a bad secret is named but its value never repeated', () => {
   assert.equal(loadConfig({ ATRIUM_SECRET_KEY: Buffer.alloc(32, 1).toString('base64url') }).secretKey, Buffer.alloc(32, 1).toString('base64url'));
 });
 
-test('email sign-in without a way to send mail is refused', () => {
-  assert.match(configError({ ATRIUM_DEV_MAILBOX: 'false' }), /ATRIUM_EMAIL_LOGIN.*needs a way to send mail: set ATRIUM_SMTP_URL/);
-  assert.equal(loadConfig({ ATRIUM_DEV_MAILBOX: 'false', ATRIUM_EMAIL_LOGIN: 'false' }).mail.transport, 'none');
+test('email sign-in without a way to send mail is refused; password sign-in needs none', () => {
+  assert.match(configError({ ATRIUM_DEV_MAILBOX: 'false' }), /ATRIUM_EMAIL_LOGIN.*need a way to send mail: set ATRIUM_SMTP_URL/);
+  const quiet = loadConfig({ ATRIUM_DEV_MAILBOX: 'false', ATRIUM_EMAIL_LOGIN: 'false' });
+  assert.equal(quiet.mail.transport, 'none');
+  assert.equal(quiet.signin.passwordLogin, true);
+  assert.match(configError({ ATRIUM_PASSWORD_LOGIN: 'false', ATRIUM_EMAIL_LOGIN: 'true' }), /ATRIUM_EMAIL_LOGIN=true needs ATRIUM_PASSWORD_LOGIN=true/);
+  assert.equal(loadConfig({ ATRIUM_PASSWORD_LOGIN: 'false' }).signin.emailLogin, false, 'email sign-in follows password sign-in off by default');
+});
+
+test('private webhook targets follow exposure: allowed only for the embedded quick start on loopback', () => {
+  const smtp = { ATRIUM_SMTP_URL: 'smtp://mail:25' };
+  assert.equal(loadConfig({}).webhooks.allowPrivate, true);
+  for (const env of [{ HOST: '0.0.0.0', ...smtp }, { HOST: '::', ...smtp }, { HOST: '192.168.1.10', ...smtp }, { ATRIUM_TRUST_PROXY: '1' }, { ATRIUM_TRUST_PROXY: 'true' }, { ATRIUM_TRUST_PROXY: '10.0.0.0/8' }, { DATABASE_URL: 'postgres://db/atrium' }]) {
+    const config = loadConfig(env);
+    assert.equal(config.webhooks.allowPrivate, false, JSON.stringify(env));
+    assert.equal(config.exposed, !('DATABASE_URL' in env), JSON.stringify(env));
+  }
+  assert.equal(loadConfig({ HOST: 'localhost' }).webhooks.allowPrivate, true);
+  // Named receivers: addresses, ranges and host names.
+  assert.deepEqual(loadConfig({ HOST: '0.0.0.0', ...smtp, ATRIUM_WEBHOOKS_ALLOW_PRIVATE: '127.0.0.1, 10.1.2.0/24,Hooks.Internal,fd00::/8' }).webhooks.allowPrivate, ['127.0.0.1', '10.1.2.0/24', 'hooks.internal', 'fd00::/8']);
+  assert.match(configError({ ATRIUM_WEBHOOKS_ALLOW_PRIVATE: '10.0.0.0/33' }), /ATRIUM_WEBHOOKS_ALLOW_PRIVATE=.* has a bad prefix length/);
+  assert.match(configError({ ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'not a host' }), /is not an IP address, CIDR range or host name/);
+  assert.equal(loadConfig({ HOST: '0.0.0.0', ...smtp, ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true' }).webhooks.allowPrivate, true);
 });
 
 test('an instance without background work needs PostgreSQL, where other instances can do it', () => {

@@ -30,6 +30,8 @@ const DEFAULT_ANTHROPIC_VERSION = '2023-06-01';
 const CLIENT_CLOSED = 499;
 /** Why a call's upstream request is given up: its client left, or stopped reading its answer. */
 const CLIENT_LEFT = 'The client closed the connection';
+/** How callers see each provider named in errors. */
+const PROVIDER_NAMES: Record<Provider, string> = { openai: 'OpenAI', anthropic: 'Anthropic' };
 /**
  * Plain (not streamed) answers up to this size are read whole, then sent with their length in one
  * write: a JSON answer is of no use to its client before its last byte, and sent as it came, its end
@@ -200,7 +202,9 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
     }
     const failure = timedOut
       ? apiError('upstream_timeout', { seconds: Math.round(ctx.config.llm.timeoutMs / 1000) })
-      : apiError('upstream_unavailable', `The ${call.provider} upstream ${what}: ${(error as Error).message}`);
+      // Named by provider: the error's own text names the upstream's address, which is the operator's.
+      : apiError('upstream_unavailable', `The ${PROVIDER_NAMES[call.provider]} upstream ${what}`);
+    if (!timedOut) ctx.log.warn({ err: error, provider: call.provider, requestId }, `llm proxy: the upstream ${what}`);
     record({ ...nothing, status: failure.status, outcome });
     return failure;
   };

@@ -4,9 +4,10 @@
 // fields it names). Schedules are validated when written: an invalid one is a 400 naming the problem.
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
-import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
+import { ApiError, badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import { getRoom } from '../rooms/service.ts';
+import { roomStoragePath } from '../storage/service.ts';
 import { firstRun, parseSchedule, ScheduleError } from './schedule.ts';
 import * as store from './store.ts';
 
@@ -138,6 +139,23 @@ function fromFlat(input: TaskInput, current: TaskFields | undefined): TaskFields
   };
 }
 
+/**
+ * The path in the room's storage that the room server writes to, as stored: normalised, and
+ * inside the room's storage (a `..` or an absolute path is a 400, never passed on).
+ */
+function storageWritePath(roomName: string, raw: string | null): string | null {
+  if (raw === null) return null;
+  try {
+    const folder = roomStoragePath(roomName, '');
+    const path = roomStoragePath(roomName, raw).slice(folder.length + 1);
+    if (!path) throw badRequest('it names no file in the room\'s storage', 'invalid_path');
+    return path;
+  } catch (error) {
+    if (error instanceof ApiError) throw badRequest(`storage_write_path: ${error.message}`, 'invalid_path');
+    throw error;
+  }
+}
+
 /** Validates the schedule and works out when the task runs first (null while inactive). */
 function scheduling(ctx: AppContext, fields: TaskFields, now: Date) {
   if (!fields.queueName.trim()) throw badRequest('the queue name must not be empty');
@@ -170,7 +188,8 @@ async function mustFind(ctx: AppContext, projectId: string, taskId: string): Pro
 export async function createTask(ctx: AppContext, projectId: string, roomName: string, input: TaskInput) {
   if (input.spec === undefined && input.room_name !== undefined && input.room_name !== roomName) throw badRequest('room_name in the body names another room than the path');
   const room = await getRoom(ctx, projectId, roomName);
-  const fields = input.spec ? fromSpec(input.spec, input.time_zone ?? 'UTC') : fromFlat(input, undefined);
+  const given = input.spec ? fromSpec(input.spec, input.time_zone ?? 'UTC') : fromFlat(input, undefined);
+  const fields = { ...given, storageWritePath: storageWritePath(room.name, given.storageWritePath) };
   const id = input.id ?? randomUUID();
   const now = new Date();
   const inserted = await store.insertTask(ctx.db, { id, projectId, roomId: room.id, ...fields, ...scheduling(ctx, fields, now) });
@@ -187,8 +206,10 @@ export async function createTask(ctx: AppContext, projectId: string, roomName: s
 export async function updateTask(ctx: AppContext, projectId: string, taskId: string, input: TaskInput) {
   const current = await mustFind(ctx, projectId, taskId);
   const before = fieldsOf(current);
-  const fields = input.spec ? fromSpec(input.spec, input.time_zone ?? current.timeZone) : fromFlat(input, before);
-  const roomId = input.spec === undefined && input.room_name !== undefined ? (await getRoom(ctx, projectId, input.room_name)).id : current.roomId;
+  const given = input.spec ? fromSpec(input.spec, input.time_zone ?? current.timeZone) : fromFlat(input, before);
+  const room = input.spec === undefined && input.room_name !== undefined ? await getRoom(ctx, projectId, input.room_name) : { id: current.roomId, name: current.roomName };
+  const fields = { ...given, storageWritePath: storageWritePath(room.name, given.storageWritePath) };
+  const roomId = room.id;
   const rescheduled = fields.schedule !== before.schedule || fields.timeZone !== before.timeZone || fields.active !== before.active || fields.once !== before.once;
   const timing = scheduling(ctx, fields, new Date());
   const changes = rescheduled ? { ...fields, ...timing } : { ...fields, intervalSeconds: timing.intervalSeconds };

@@ -3,9 +3,10 @@
 // them, through `servicesToRun`).
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
-import { conflict, notFound, tooLarge } from '../../platform/http/errors.ts';
+import { badRequest, conflict, notFound, tooLarge } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import { getRoom } from '../rooms/service.ts';
+import { storageSubpathProblem } from '../storage/service.ts';
 import type { ServiceSpecInput, TemplateInput } from './schema.ts';
 import * as store from './store.ts';
 import { MAX_SPEC_CHARACTERS, renderTemplate } from './templates.ts';
@@ -17,14 +18,33 @@ export function serviceView(row: Pick<store.ServiceRow, 'id' | 'spec'>) {
   return { ...row.spec, id: row.id } as { version: 'v1'; kind: 'Service'; id: string } & Record<string, unknown>;
 }
 
+/**
+ * The `subpath` of a room or project storage mount is a folder of that storage the room server
+ * mounts: it must stay inside it. The message names the mount, never the value (it may hold an
+ * obscure template value).
+ */
+function checkMounts(spec: ServiceSpecInput): void {
+  const storage = spec.container?.storage;
+  for (const kind of ['room', 'project'] as const) {
+    (storage?.[kind] ?? []).forEach((mount, i) => {
+      const subpath = mount.subpath;
+      if (subpath === undefined || subpath === null) return;
+      const problem = typeof subpath === 'string' ? storageSubpathProblem(subpath) : 'must be a string';
+      if (problem) throw badRequest(`container.storage.${kind}[${i}].subpath: ${problem}`, 'invalid_path');
+    });
+  }
+}
+
 /** What to store for an input: the spec to show, the name, and the spec to run when it differs. */
 function prepare(ctx: AppContext, input: ServiceInput): Pick<store.ServiceRow, 'name' | 'spec' | 'specSealed'> {
   if ('template' in input) {
     const rendered = renderTemplate(input.template, input.values ?? {});
+    checkMounts(rendered.spec);
     return { name: rendered.spec.metadata.name, spec: rendered.shown, specSealed: rendered.obscured ? ctx.secrets.encrypt(JSON.stringify(rendered.spec)) : null };
   }
   const { id: _ignored, ...spec } = input;
   if (JSON.stringify(spec).length > MAX_SPEC_CHARACTERS) throw tooLarge(`A service spec holds at most ${MAX_SPEC_CHARACTERS} characters as JSON`);
+  checkMounts(spec);
   return { name: spec.metadata.name, spec, specSealed: null };
 }
 

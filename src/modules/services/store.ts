@@ -46,10 +46,17 @@ export async function findServiceByName(db: Db, scope: Scope, name: string): Pro
   return row;
 }
 
+/**
+ * The name as callers see it: the shown spec's, where an obscure template value reads "********".
+ * `name` holds the one a room server runs, so lists filter and sort by this one instead: matching
+ * or ordering by the real name would tell a reader what the obscured part is.
+ */
+const shownName = sql<string>`(${servicesTable.spec} #>> '{metadata,name}')`;
+
 export async function listServices(db: Db, scope: Scope, page: Page) {
-  const where = and(inScope(scope), page.filter ? ilike(servicesTable.name, likeContains(page.filter)) : undefined);
+  const where = and(inScope(scope), page.filter ? ilike(shownName, likeContains(page.filter)) : undefined);
   const rows = await db.select({ ...getTableColumns(servicesTable), total: windowTotal }).from(servicesTable).where(where)
-    .orderBy(asc(servicesTable.name), asc(servicesTable.id)).limit(page.limit).offset(page.offset);
+    .orderBy(asc(shownName), asc(servicesTable.id)).limit(page.limit).offset(page.offset);
   return pageResult(rows, page, () => countRows(db, servicesTable, where));
 }
 

@@ -5,14 +5,16 @@
 // Semantics of the OTLP specification: 200 with `{}` when everything was stored, 200 with
 // `partialSuccess` (never retried by exporters) when some items were rejected; 400 for a body that
 // does not decode or validate; 413 beyond the size limit, checked again after decompression; 429
-// with Retry-After when this instance already ingests as many exports as it takes at once. Every
-// error is a google.rpc.Status in the request's encoding.
+// with Retry-After when this instance already ingests as many exports as it takes at once, or as
+// many of the project's as one project may. Every error is a google.rpc.Status in the request's
+// encoding.
 import { promisify } from 'node:util';
 import { gunzip } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { apiError, badRequest, tooLarge, tooManyRequests, type ApiError } from '../../platform/http/errors.ts';
 import type { Api } from '../../platform/http/module.ts';
+import { FairSlots } from '../../platform/limits/fair-slots.ts';
 import {
   decodeProtobuf, encodeProtobufResponse, encodeStatus, EXPORT_RESPONSES, ExportLogsRequest, ExportMetricsRequest, ExportTraceRequest, REJECTED_FIELD,
   type Signal,
@@ -24,6 +26,8 @@ import { ingestBySignal } from './telemetry.ts';
 export const OTLP_MAX_BYTES = 8 * 1024 * 1024;
 /** Exports this instance ingests at once; more are answered 429 so exporters back off. */
 const MAX_CONCURRENT_EXPORTS = 32;
+/** Of those, most one project's take: one tenant's slow or many exports leave the rest to the others. */
+const MAX_CONCURRENT_EXPORTS_PER_PROJECT = 8;
 const PROTOBUF = 'application/x-protobuf';
 
 const REQUESTS = { traces: ExportTraceRequest, metrics: ExportMetricsRequest, logs: ExportLogsRequest } as const;
@@ -58,19 +62,40 @@ async function decompress(request: FastifyRequest, body: Buffer): Promise<Buffer
 }
 
 export async function otlpRoutes(app: Api, ctx: AppContext): Promise<void> {
-  let inflight = 0;
-  const counted = new WeakSet<FastifyRequest>();
-  const release = async (request: FastifyRequest) => {
-    if (counted.delete(request)) inflight -= 1;
+  const slots = new FairSlots(MAX_CONCURRENT_EXPORTS, MAX_CONCURRENT_EXPORTS_PER_PROJECT);
+  const held = new WeakMap<FastifyRequest, { projectId: string; deadline: NodeJS.Timeout }>();
+  const release = (request: FastifyRequest) => {
+    const slot = held.get(request);
+    if (!slot) return;
+    held.delete(request);
+    clearTimeout(slot.deadline);
+    slots.release(slot.projectId);
   };
   // After authentication (the root scope's hook), before the body is read.
-  app.addHook('onRequest', async (request) => {
-    if (inflight >= MAX_CONCURRENT_EXPORTS) throw tooManyRequests(1);
-    inflight += 1;
-    counted.add(request);
+  app.addHook('onRequest', (request, _reply, done) => {
+    const projectId = request.access!.projectId;
+    if (!slots.acquire(projectId)) return done(tooManyRequests(1));
+    // A body still arriving at the deadline is given up: its connection is cut and its slot freed.
+    const deadline = setTimeout(() => {
+      release(request);
+      request.raw.destroy();
+    }, ctx.config.sessions.otlpBodyTimeoutMs);
+    held.set(request, { projectId, deadline });
+    return done();
   });
-  app.addHook('onResponse', release);
-  app.addHook('onRequestAbort', release);
+  // The body has arrived: the deadline no longer applies, the slot is kept until the answer.
+  app.addHook('preValidation', (request, _reply, done) => {
+    clearTimeout(held.get(request)?.deadline);
+    done();
+  });
+  app.addHook('onResponse', (request, _reply, done) => {
+    release(request);
+    done();
+  });
+  app.addHook('onRequestAbort', (request, done) => {
+    release(request);
+    done();
+  });
 
   for (const signal of ['traces', 'metrics', 'logs'] as const satisfies readonly Signal[]) {
     await app.register(async (scope) => {

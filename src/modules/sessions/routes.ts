@@ -22,7 +22,7 @@ export async function sessionRoutes(app: Api, ctx: AppContext): Promise<void> {
     schema: {
       tags: roomServer, summary: 'Report that a session started', params: ProjectParams, body: schema.SessionStart,
       response: { 201: schema.RoomSession, 200: schema.RoomSession },
-      description: 'Records the session and emits `room.started` to subscribed webhooks, in one transaction. 201 when recorded; 200 with the existing session when `session_id` was reported before (no second event); 409 when that id belongs to another room.',
+      description: 'Records the session and emits `room.started` to subscribed webhooks, in one transaction. 201 when recorded; 200 with the existing session when `session_id` was reported before (no second event); 409 when the project has a session of that id in another room. Ids are the project\'s own: another project\'s session of the same id is another session.',
     },
   }, async (request, reply) => {
     const { session, created } = await service.startSession(ctx, request.params.project_id, request.body);

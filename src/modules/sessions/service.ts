@@ -82,7 +82,7 @@ export async function startSession(ctx: AppContext, projectId: string, input: Se
   const inserted = store.sessionFromJson(row.session);
   if (inserted) return { session: sessionView(inserted), created: true };
   const existing = await store.findSession(ctx.db, projectId, id);
-  if (!existing || existing.roomName !== input.room_name) throw conflict('That session id is already in use');
+  if (!existing || existing.roomName !== input.room_name) throw conflict('That session id is already in use in this project, by another room');
   return { session: sessionView(existing), created: false };
 }
 
@@ -136,7 +136,7 @@ export interface ParticipantReport {
 }
 
 async function participantCounts(db: Db, session: store.SessionRow) {
-  return { participants: session.participants, active: await store.activeParticipantCounts(db, session.id) };
+  return { participants: session.participants, active: await store.activeParticipantCounts(db, session.projectId, session.id) };
 }
 
 /** Applies a room server's report of participants joining and leaving a running session. */
@@ -145,7 +145,7 @@ export async function reportParticipants(ctx: AppContext, projectId: string, ses
     const session = await mustFind(tx, projectId, sessionId);
     if (session.endedAt && reports.some((r) => r.type === 'joined')) throw conflict('The session has ended: nobody can join it');
     if (reports.some((r) => r.type === 'joined' && !r.role)) throw badRequest('A participant that joins needs a role');
-    const applied = await store.applyParticipantChanges(tx, sessionId, reports.map((r) => ({ type: r.type, participantId: r.participant_id, role: r.role ?? '', name: r.name ?? null })));
+    const applied = await store.applyParticipantChanges(tx, projectId, sessionId, reports.map((r) => ({ type: r.type, participantId: r.participant_id, role: r.role ?? '', name: r.name ?? null })));
     await store.insertEvents(tx, projectId, applied.map((change) => ({
       sessionId,
       ...lifecycleEvent(`participant.${change.type}`, { participant_id: change.participantId, role: change.role, name: change.name }, [change.type, change.participantId]),
@@ -171,9 +171,11 @@ export async function terminateSession(ctx: AppContext, projectId: string, sessi
     }
     await store.insertEvents(tx, projectId, [{ sessionId, ...lifecycleEvent('session.terminate_requested', {}) }]);
     const payload = { project_id: projectId, session_id: sessionId };
+    // Keyed by project too: another project may have a session of the same id.
+    const key = `${projectId}:${sessionId}`;
     await enqueue(tx, [
-      { topic: TERMINATE_TOPIC, key: sessionId, payload },
-      { topic: TERMINATE_TIMEOUT_TOPIC, key: sessionId, payload, runAt: new Date(Date.now() + ctx.config.sessions.terminateTimeoutMs) },
+      { topic: TERMINATE_TOPIC, key, payload },
+      { topic: TERMINATE_TIMEOUT_TOPIC, key, payload, runAt: new Date(Date.now() + ctx.config.sessions.terminateTimeoutMs) },
     ]);
   });
 }

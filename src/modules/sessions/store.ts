@@ -1,15 +1,16 @@
 // Room sessions as reported by room servers, their participants and telemetry. Every query is keyed
 // by the project id.
 import { and, desc, eq, isNotNull, isNull, or, sql, type SQL } from 'drizzle-orm';
-import { integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 import { rowsOf } from '../../platform/jobs/outbox.ts';
 import type { EventCause, SingleCause } from '../../platform/events/emit.ts';
 
+// The id is the room server's, unique within the project.
 export const roomSessionsTable = pgTable('room_sessions', {
-  id: uuid('id').primaryKey(),
+  id: uuid('id').notNull(),
   projectId: uuid('project_id').notNull(),
   roomId: uuid('room_id'),
   roomName: text('room_name').notNull(),
@@ -27,13 +28,14 @@ export const roomSessionsTable = pgTable('room_sessions', {
   spanCount: integer('span_count').notNull().default(0),
   eventCount: integer('event_count').notNull().default(0),
   metricCount: integer('metric_count').notNull().default(0),
-});
+}, (t) => [primaryKey({ columns: [t.projectId, t.id] })]);
 
 export type SessionRow = typeof roomSessionsTable.$inferSelect;
 export type EndedReason = 'reported' | 'terminated' | 'terminate_timeout';
 export type TerminationStatus = 'pending' | 'submitting' | 'submitted' | 'retrying' | 'failed';
 
 const participantsTable = pgTable('session_participants', {
+  projectId: uuid('project_id').notNull(),
   sessionId: uuid('session_id').notNull(),
   participantId: text('participant_id').notNull(),
   role: text('role').notNull(),
@@ -53,7 +55,7 @@ export interface NewEvent {
 }
 
 /**
- * Inserting a session (unless the id exists, in any project), as WITH items for the statement that
+ * Inserting a session (unless the project has one of that id), as WITH items for the statement that
  * also emits its event: the session points at the project's registered room of that name, if any,
  * and its `session.started` event is written with it. The CTE `session` holds the inserted row (none
  * when the id exists); `happened` says whether there is one; `result` returns it as JSON in a column
@@ -80,7 +82,7 @@ function buildSessionStart(): SingleCause {
         (select id from rooms where project_id = ${v('session_project_id')}::uuid and name = ${v('session_room_name')}::text),
         ${v('session_room_name')}::text, ${v('session_participants')}::jsonb,
         ${v('session_kind')}::text, ${v('session_agent_id')}::uuid, ${v('session_agent_name')}::text, 1)
-      on conflict (id) do nothing
+      on conflict (project_id, id) do nothing
       returning *
     ),
     session_started as (
@@ -210,20 +212,21 @@ export interface ParticipantChange {
  * leaves once; the session's counts by role count everyone who joined. Returns the changes that
  * took effect, for the session's events.
  */
-export async function applyParticipantChanges(tx: Db, sessionId: string, changes: readonly ParticipantChange[]): Promise<ParticipantChange[]> {
+export async function applyParticipantChanges(tx: Db, projectId: string, sessionId: string, changes: readonly ParticipantChange[]): Promise<ParticipantChange[]> {
   const applied: ParticipantChange[] = [];
+  const ofSession = and(eq(participantsTable.projectId, projectId), eq(participantsTable.sessionId, sessionId));
   for (const change of changes) {
     if (change.type === 'joined') {
-      const [row] = await tx.insert(participantsTable).values({ sessionId, participantId: change.participantId, role: change.role, name: change.name })
+      const [row] = await tx.insert(participantsTable).values({ projectId, sessionId, participantId: change.participantId, role: change.role, name: change.name })
         .onConflictDoNothing().returning({ role: participantsTable.role });
       if (!row) continue;
       await tx.update(roomSessionsTable)
         .set({ participants: sql`jsonb_set(${roomSessionsTable.participants}, array[${change.role}], to_jsonb(coalesce((${roomSessionsTable.participants} ->> ${change.role})::int, 0) + 1))` })
-        .where(eq(roomSessionsTable.id, sessionId));
+        .where(inProject(projectId, sessionId));
       applied.push(change);
     } else {
       const [row] = await tx.update(participantsTable).set({ leftAt: sql`now()` })
-        .where(and(eq(participantsTable.sessionId, sessionId), eq(participantsTable.participantId, change.participantId), isNull(participantsTable.leftAt)))
+        .where(and(ofSession, eq(participantsTable.participantId, change.participantId), isNull(participantsTable.leftAt)))
         .returning({ role: participantsTable.role, name: participantsTable.name });
       if (row) applied.push({ ...change, role: row.role, name: row.name });
     }
@@ -232,9 +235,9 @@ export async function applyParticipantChanges(tx: Db, sessionId: string, changes
 }
 
 /** Participants present now (joined, not left), by role. */
-export async function activeParticipantCounts(db: Db, sessionId: string): Promise<Record<string, number>> {
+export async function activeParticipantCounts(db: Db, projectId: string, sessionId: string): Promise<Record<string, number>> {
   const rows = await db.select({ role: participantsTable.role, n: sql<number>`count(*)`.mapWith(Number) }).from(participantsTable)
-    .where(and(eq(participantsTable.sessionId, sessionId), isNull(participantsTable.leftAt)))
+    .where(and(eq(participantsTable.projectId, projectId), eq(participantsTable.sessionId, sessionId), isNull(participantsTable.leftAt)))
     .groupBy(participantsTable.role);
   return Object.fromEntries(rows.map((r) => [r.role, r.n]));
 }
@@ -282,12 +285,12 @@ export async function lockTelemetryRoom(tx: Db, projectId: string, kind: Telemet
   return new Map(rows.map((r) => [r.id, Math.max(0, max - Number(r.n))]));
 }
 
-/** Adds what was inserted (the `inserted` CTE, one row per item with its session_id) to each session's count. */
+/** Adds what was inserted (the `inserted` CTE, one row per item with its project_id and session_id) to each session's count. */
 function countInserted(kind: TelemetryKind): SQL {
   return sql`
     update room_sessions s set ${COUNT_COLUMN[kind]} = s.${COUNT_COLUMN[kind]} + c.n
-    from (select session_id, count(*)::int as n from inserted group by session_id) c
-    where s.id = c.session_id`;
+    from (select project_id, session_id, count(*)::int as n from inserted group by project_id, session_id) c
+    where s.project_id = c.project_id and s.id = c.session_id`;
 }
 
 export interface NewSpan {
@@ -318,7 +321,7 @@ export async function insertSpans(tx: Db, projectId: string, spans: readonly New
       from jsonb_to_recordset(${JSON.stringify(spans)}::jsonb) as x(session_id uuid, trace_id text, span_id text, parent_span_id text, name text, kind smallint,
         start_ns bigint, end_ns bigint, status_code smallint, status_message text, attributes jsonb, events jsonb, links jsonb, scope_name text, resource_attributes jsonb)
       on conflict (project_id, trace_id, span_id) do nothing
-      returning session_id
+      returning project_id, session_id
     )
     ${countInserted('spans')}`);
 }
@@ -335,8 +338,8 @@ export async function insertEvents(tx: Db, projectId: string, events: readonly N
       insert into session_events (project_id, session_id, type, time_ns, data, digest)
       select ${projectId}::uuid, session_id, type, time_ns, data, digest
       from jsonb_to_recordset(${input}::jsonb) as x(session_id uuid, type text, time_ns bigint, data jsonb, digest text)
-      on conflict (session_id, digest) do nothing
-      returning session_id
+      on conflict (project_id, session_id, digest) do nothing
+      returning project_id, session_id
     )
     ${countInserted('events')}`);
 }
@@ -373,8 +376,8 @@ export async function insertMetricPoints(tx: Db, projectId: string, points: read
       from jsonb_to_recordset(${JSON.stringify(points)}::jsonb) as x(session_id uuid, kind text, name text, unit text, temporality smallint, is_monotonic boolean,
         value float8, count bigint, sum float8, min float8, max float8, bucket_counts jsonb, explicit_bounds jsonb, attributes jsonb, start_ns bigint, time_ns bigint,
         scope_name text, resource_attributes jsonb, digest text)
-      on conflict (session_id, digest) do nothing
-      returning session_id
+      on conflict (project_id, session_id, digest) do nothing
+      returning project_id, session_id
     )
     ${countInserted('metrics')}`);
 }
@@ -407,12 +410,12 @@ export async function pruneTelemetry(db: Db, kind: TelemetryKind, before: Date, 
       delete from ${TELEMETRY_TABLE[kind]} where ctid = any(array(
         select ctid from ${TELEMETRY_TABLE[kind]} where received_at < ${before.toISOString()}::timestamptz limit ${limit}
       ))
-      returning session_id
+      returning project_id, session_id
     ),
     counted as (
       update room_sessions s set ${COUNT_COLUMN[kind]} = greatest(0, s.${COUNT_COLUMN[kind]} - c.n)
-      from (select session_id, count(*)::int as n from inserted group by session_id) c
-      where s.id = c.session_id
+      from (select project_id, session_id, count(*)::int as n from inserted group by project_id, session_id) c
+      where s.project_id = c.project_id and s.id = c.session_id
     )
     select count(*)::int as n from inserted`));
   return Number(row?.n ?? 0);

@@ -13,7 +13,7 @@ export function setupRoutes(app: Api, ctx: AppContext): void {
   app.post('/setup/check', {
     config: publicRoute,
     schema: {
-      tags, summary: 'Whether the setup token is valid and the setup still open (403: wrong token; 404: an account exists)',
+      tags, summary: 'Whether the setup token is valid and the setup still open (403: wrong token; 404: an account exists; 409: the admin could not sign in on this server, the message names the setting)',
       body: Type.Object({ token: Token }), response: { 200: Type.Object({ open: Type.Boolean() }) },
     },
   }, async (request) => {

@@ -6,7 +6,7 @@ import { hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../../config.ts';
 import type { AppContext } from '../../context.ts';
 import { loadSecretKey } from '../../platform/crypto/secrets.ts';
-import { apiError, forbidden, notFound } from '../../platform/http/errors.ts';
+import { apiError, conflict, forbidden, notFound } from '../../platform/http/errors.ts';
 import { createProject } from '../projects/service.ts';
 import { createUser, hasUsers, PASSWORD_MIN_LENGTH } from '../users/service.ts';
 
@@ -30,10 +30,17 @@ function checkToken(ctx: AppContext, token: string): void {
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw forbidden('The setup token is not valid; use the link `atrium serve` printed');
 }
 
-/** 403 for a wrong token, 404 once the setup is done. */
+/**
+ * 403 for a wrong token, 404 once the setup is done, 409 while the admin it would create could not
+ * sign in: the setup makes a password account, so refusing here, before the form, beats an admin
+ * who meets "no sign-in method" on the next page.
+ */
 export async function checkSetup(ctx: AppContext, token: string): Promise<void> {
   checkToken(ctx, token);
   if (await hasUsers(ctx.db)) throw notFound('Setup (an account exists already)');
+  if (!ctx.config.signin.passwordLogin) {
+    throw conflict('The first admin signs in with the password chosen here, but password sign-in is off on this server (ATRIUM_PASSWORD_LOGIN=false). Set ATRIUM_PASSWORD_LOGIN=true and restart, or create the admin with `atrium bootstrap`');
+  }
 }
 
 export interface SetupInput {

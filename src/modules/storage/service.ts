@@ -15,7 +15,7 @@ import type { AppContext } from '../../context.ts';
 import { BlobConflictError, BlobTooLargeError, type RangeChooser } from '../../platform/blobs/store.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import type { Principal } from '../../platform/http/auth.ts';
-import { apiError, badRequest, conflict, notFound, tooLarge, type ApiError } from '../../platform/http/errors.ts';
+import { ApiError, apiError, badRequest, conflict, notFound, tooLarge } from '../../platform/http/errors.ts';
 import { fileDeleted, fileUpdated } from './events.ts';
 import { normaliseStoragePath } from './paths.ts';
 
@@ -31,8 +31,9 @@ export function participantIdOf(principal: Principal): string {
 }
 
 /**
- * The upload is refused while the client may still be sending: closing the connection after the
- * 413 spares reading (or waiting on) the rest of the body.
+ * The upload is refused while the client may still be sending: the answer waits for the rest of
+ * the body (read and discarded, up to a bound: src/platform/http/body-drain.ts), so that the
+ * client reads the 413, and the connection closes unless it all arrived.
  */
 export function uploadTooLarge(maxBytes: number): ApiError {
   return tooLarge(`Upload exceeds the ${maxBytes}-byte limit (ATRIUM_MAX_UPLOAD_BYTES)`, { connection: 'close' });
@@ -81,6 +82,20 @@ export function roomStoragePath(roomName: string, path: string): string {
   // The room's folder is one segment, and it must stay the room's own.
   if (roomName === '.' || roomName === '..' || /[/\\]/.test(roomName)) throw badRequest(`The room name ${JSON.stringify(roomName)} cannot name a storage folder`, 'invalid_path');
   return normaliseStoragePath(['rooms', roomName, path].filter(Boolean).join('/'));
+}
+
+/**
+ * Whether `raw` stays inside a storage folder it is taken relative to (a leading `/` counts as
+ * that folder): the reason when it does not (a `..` segment, control characters, too long).
+ */
+export function storageSubpathProblem(raw: string): string | undefined {
+  try {
+    normaliseStoragePath(raw.replace(/^[/\\]+/, ''), { allowRoot: true });
+    return undefined;
+  } catch (error) {
+    if (error instanceof ApiError) return error.message;
+    throw error;
+  }
 }
 
 /**

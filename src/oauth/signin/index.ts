@@ -1,5 +1,6 @@
 // The sign-in pages and which of them exist: the flow's page, consent and the invitation page
-// always; the email forms when email sign-in is on; the upstream round trip when providers are
+// always; the password form when password sign-in is on; the forms that send mail (codes, sign-up,
+// confirmation, reset) when email sign-in is on; the upstream round trip when providers are
 // configured. Each form is a file of its own, built from the shared steps (steps.ts) as a pipeline
 // (pipeline.ts).
 import cookie from '@fastify/cookie';
@@ -31,8 +32,9 @@ export async function signinRoutes(app: Api, kit: SigninKit): Promise<void> {
     promptRoutes(route, kit);
     consentRoutes(route, kit);
     invitationRoutes(route, kit.ctx);
+    // Password sign-in needs no mail; everything that sends mail comes with email sign-in.
+    if (kit.ctx.config.signin.passwordLogin) passwordRoutes(route, kit);
     if (kit.ctx.config.signin.emailLogin) {
-      passwordRoutes(route, kit);
       codeRoutes(route, kit);
       signupRoutes(route, kit);
       confirmRoutes(route, kit);

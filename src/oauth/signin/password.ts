@@ -22,7 +22,7 @@ async function verifyPassword(s: Signin) {
     await countFailure(s);
     return render(s, again(s, 'The email address or password is incorrect.', 401));
   }
-  if (checked.result === 'unconfirmed') return render(s, unconfirmedPage({ ...view(s), email: checked.user.email }));
+  if (checked.result === 'unconfirmed') return render(s, unconfirmedPage({ ...view(s), email: checked.user.email, canResend: s.kit.ctx.config.signin.emailLogin }));
   s.user = checked.user;
 }
 

@@ -122,7 +122,8 @@ export function view(s: Signin): FlowPage {
 export const appName = (s: Signin): string => s.branding?.name ?? 'Atrium';
 
 export function signInPage(s: Signin, p: { email?: string | undefined; error?: string; notice?: string | undefined; status?: number } = {}): Page {
-  return loginPage({ ...view(s), ...p, emailLogin: s.kit.ctx.config.signin.emailLogin, upstream: s.kit.upstream.list() });
+  const { passwordLogin, emailLogin } = s.kit.ctx.config.signin;
+  return loginPage({ ...view(s), ...p, passwordLogin, emailLogin, upstream: s.kit.upstream.list() });
 }
 
 export const expired = (s: Signin): Answered => render(s, errorPage({

@@ -1,7 +1,7 @@
 // "Only from this machine": for what must never be reachable over the network, such as the
 // development mailbox, whose mail carries sign-in and password-reset links.
 import { BlockList, isIP } from 'node:net';
-import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 
 const loopback = new BlockList();
 loopback.addSubnet('127.0.0.0', 8, 'ipv4');
@@ -22,13 +22,11 @@ export function isLoopback(address: string): boolean {
 // request cannot prove that it comes from this machine, so it does not count as local.
 const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-real-ip'];
 
-/** True when the client (request.ip, by the app's trusted-proxy rule) is loopback and no proxy forwarded the request. */
-function isLoopbackClient(request: FastifyRequest): boolean {
+/**
+ * True when the client (request.ip, by the app's trusted-proxy rule) is loopback and no proxy
+ * forwarded the request. A proxy on this machine that adds no forwarding header still passes: on
+ * its own this proves nothing, so what it guards also needs a secret.
+ */
+export function isLoopbackClient(request: FastifyRequest): boolean {
   return isLoopback(request.ip) && FORWARDING_HEADERS.every((name) => request.headers[name] === undefined);
-}
-
-/** Route `onRequest` hook: anyone else gets the answer of an unknown route. */
-export function loopbackOnly(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
-  if (isLoopbackClient(request)) done();
-  else reply.callNotFound();
 }

@@ -1,9 +1,10 @@
 // Outbound HTTP to URLs that tenants choose (webhooks; the room server's calls use the same client
 // with private targets allowed, since the operator names that URL), guarded against server-side
-// request forgery: unless the operator allows private targets, a URL may not point at loopback,
-// private, link-local, shared, multicast or reserved addresses. The URL is checked when it is
-// registered (literal address, then DNS) and again on every connection, after DNS resolution, in
-// the socket's own lookup, so a name that later resolves to 127.0.0.1 (DNS rebinding) is refused.
+// request forgery: a URL may not point at loopback, private, link-local, shared, multicast or
+// reserved addresses, except those the operator allows (all of them, or listed addresses, CIDR
+// ranges and host names). The URL is checked when it is registered (literal address, then DNS) and
+// again on every connection, after DNS resolution, in the socket's own lookup, so a name that later
+// resolves to 127.0.0.1 (DNS rebinding) is refused.
 //
 // undici is the one outbound HTTP client, and each request Atrium sends itself goes as an
 // `HttpExchange` (./exchange.ts) through a dispatcher: here an Agent, for the LLM proxy a Pool per provider. undici never follows
@@ -13,11 +14,12 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
 import { BlockList, isIP, isIPv4 } from 'node:net';
 import { Agent } from 'undici';
+import type { PrivateTargets } from '../settings/kinds.ts';
 import { HttpExchange } from './exchange.ts';
 
 export interface OutboundPolicy {
-  /** Allow loopback, private and link-local targets (local development). */
-  allowPrivate: boolean;
+  /** Private targets allowed: all (local development), none, or the listed addresses, CIDR ranges and host names. */
+  allowPrivate: PrivateTargets;
 }
 
 export class BlockedAddressError extends Error {
@@ -94,14 +96,49 @@ export function isBlockedAddress(address: string): boolean {
   return v6.check(address.replace(/^\[|\]$/g, '').replace(/%.*$/, ''), 'ipv6');
 }
 
-/** Checks what can be checked without DNS; returns the problem, or undefined. */
-export function urlProblem(url: URL, policy: OutboundPolicy): string | undefined {
+/** The private targets a policy allows, ready to check addresses against. */
+class Allowance {
+  readonly all: boolean;
+  readonly #networks = new BlockList();
+  readonly #hosts = new Set<string>();
+
+  constructor(targets: PrivateTargets) {
+    this.all = targets === true;
+    for (const entry of Array.isArray(targets) ? targets : []) {
+      const [address, bits] = entry.split('/') as [string, string | undefined];
+      const family = isIP(address);
+      if (family === 0) this.#hosts.add(entry.toLowerCase());
+      else if (bits === undefined) this.#networks.addAddress(address, family === 4 ? 'ipv4' : 'ipv6');
+      else this.#networks.addSubnet(address, Number(bits), family === 4 ? 'ipv4' : 'ipv6');
+    }
+  }
+
+  /** Whether `host` (a URL's host name, the name looked up) may reach `address`. */
+  permits(host: string, address: string): boolean {
+    if (this.all || !isBlockedAddress(address) || this.#hosts.has(host.toLowerCase())) return true;
+    const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+    return this.#networks.check(bare, isIPv4(bare) ? 'ipv4' : 'ipv6');
+  }
+
+  /** Whether `host` is listed by name: whatever it resolves to may be reached. */
+  names(host: string): boolean {
+    return this.all || this.#hosts.has(host.toLowerCase());
+  }
+}
+
+const refusal = (what: string, address: string) => `${what} ${address}, a private, loopback or reserved address (not allowed by ATRIUM_WEBHOOKS_ALLOW_PRIVATE)`;
+
+function literalProblem(url: URL, allowance: Allowance): string | undefined {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
   if (!url.hostname) return 'has no host';
-  if (policy.allowPrivate) return undefined;
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) && isBlockedAddress(host)) return `points at ${host}, a private, loopback or reserved address (not allowed by ATRIUM_WEBHOOKS_ALLOW_PRIVATE)`;
+  if (isIP(host) && !allowance.permits(host, host)) return refusal('points at', host);
   return undefined;
+}
+
+/** Checks what can be checked without DNS; returns the problem, or undefined. */
+export function urlProblem(url: URL, policy: OutboundPolicy): string | undefined {
+  return literalProblem(url, new Allowance(policy.allowPrivate));
 }
 
 /**
@@ -109,25 +146,26 @@ export function urlProblem(url: URL, policy: OutboundPolicy): string | undefined
  * not resolve (yet) is accepted; the connect-time check still applies.
  */
 export async function checkTargetUrl(url: URL, policy: OutboundPolicy, timeoutMs = 2000): Promise<string | undefined> {
-  const literal = urlProblem(url, policy);
-  if (literal || policy.allowPrivate) return literal;
+  const allowance = new Allowance(policy.allowPrivate);
+  const literal = literalProblem(url, allowance);
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host)) return undefined;
+  if (literal || isIP(host) || allowance.names(host)) return literal;
   const addresses = await Promise.race([
     new Promise<LookupAddress[]>((resolve) => dnsLookup(host, { all: true }, (error, found) => resolve(error ? [] : found))),
     new Promise<LookupAddress[]>((resolve) => setTimeout(() => resolve([]), timeoutMs).unref()),
   ]);
-  const bad = addresses.find((a) => isBlockedAddress(a.address));
-  return bad ? `resolves to ${bad.address}, a private, loopback or reserved address (not allowed by ATRIUM_WEBHOOKS_ALLOW_PRIVATE)` : undefined;
+  const bad = addresses.find((a) => !allowance.permits(host, a.address));
+  return bad ? refusal('resolves to', bad.address) : undefined;
 }
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+type Lookup = (hostname: string, options: LookupOneOptions | LookupAllOptions, callback: LookupCallback) => void;
 
-/** A socket `lookup` that refuses names resolving to blocked addresses. */
-function guardedLookup(hostname: string, options: LookupOneOptions | LookupAllOptions, callback: LookupCallback): void {
-  dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+/** A socket `lookup` that refuses names resolving to addresses the allowance does not permit. */
+function guardedLookup(allowance: Allowance): Lookup {
+  return (hostname, options, callback) => dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, []);
-    const bad = addresses.find((a) => isBlockedAddress(a.address));
+    const bad = addresses.find((a) => !allowance.permits(hostname, a.address));
     if (bad) return callback(new BlockedAddressError(`${hostname} resolved to ${bad.address}, a private, loopback or reserved address; refused`), []);
     if ((options as LookupAllOptions).all) return callback(null, addresses);
     const first = addresses[0]!;
@@ -158,10 +196,12 @@ const MAX_DRAIN_BYTES = 64 * 1024;
 /** A keep-alive dispatcher with the guarded lookup; one per policy, for the life of the process. */
 export class OutboundClient {
   readonly #policy: OutboundPolicy;
+  readonly #allowance: Allowance;
   readonly #dispatcher: Agent;
 
   constructor(policy: OutboundPolicy) {
     this.#policy = policy;
+    this.#allowance = new Allowance(policy.allowPrivate);
     // Idle connections are closed before the usual 5 s server keep-alive timeout, to avoid reusing
     // one the receiver is closing. Up to 512 per origin, so that a worker running many deliveries
     // to one receiver at once does not queue them behind each other.
@@ -169,7 +209,7 @@ export class OutboundClient {
       connections: 512,
       keepAliveTimeout: 4000,
       keepAliveMaxTimeout: 4000,
-      connect: policy.allowPrivate ? {} : { lookup: guardedLookup },
+      connect: this.#allowance.all ? {} : { lookup: guardedLookup(this.#allowance) },
     });
   }
 
@@ -179,7 +219,7 @@ export class OutboundClient {
 
   /** POSTs `body`; resolves with any HTTP response (redirects included, never followed). */
   async post(url: URL, body: Uint8Array, headers: Record<string, string>, options: PostOptions): Promise<OutboundResponse> {
-    const problem = urlProblem(url, this.#policy);
+    const problem = literalProblem(url, this.#allowance);
     if (problem) throw new BlockedAddressError(`The URL ${problem}`);
     if (options.signal?.aborted) throw new Error('aborted');
     const exchange = new HttpExchange(this.#dispatcher, {

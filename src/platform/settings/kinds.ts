@@ -127,6 +127,33 @@ export function proxyTrust(): Kind<ProxyTrust> {
   };
 }
 
+/**
+ * Which private, loopback and link-local addresses outbound requests to tenants' URLs may reach:
+ * all (`true`), none (`false`), or the listed addresses, CIDR ranges and host names.
+ */
+export type PrivateTargets = boolean | string[];
+
+export function privateTargets(maxItems: number): Kind<PrivateTargets> {
+  return {
+    expects: `\`true\` or \`false\`, or comma-separated addresses, CIDR ranges and host names (at most ${maxItems})`,
+    parse(raw) {
+      if (raw === 'true' || raw === '1') return valid(true);
+      if (raw === 'false' || raw === '0') return valid(false);
+      const entries = raw.split(',').map((entry) => entry.trim().toLowerCase());
+      if (entries.length > maxItems) return invalid(`more than ${maxItems}`);
+      for (const entry of entries) {
+        if (isDnsName(entry)) continue;
+        const [address, bits, extra] = entry.split('/');
+        const family = isIP(address ?? '');
+        if (family === 0 || extra !== undefined) return invalid(`${JSON.stringify(entry)} is not an IP address, CIDR range or host name`);
+        if (bits !== undefined && (!/^[0-9]{1,3}$/.test(bits) || Number(bits) > (family === 4 ? 32 : 128))) return invalid(`${JSON.stringify(entry)} has a bad prefix length`);
+      }
+      return valid(entries);
+    },
+    format: (value) => (Array.isArray(value) ? value.join(',') : String(value)),
+  };
+}
+
 export function oneOf<const T extends string>(values: readonly T[]): Kind<T> {
   return {
     expects: `one of ${values.map((v) => `\`${v}\``).join(', ')}`,
