@@ -1,6 +1,6 @@
-// The sign-in pages and which of them exist: the flow's page, consent and the invitation page
-// always; the email forms when email sign-in is on; the upstream round trip when providers are
-// configured. Each form is a file of its own, built from the shared steps (steps.ts) as a pipeline
+// The sign-in pages and which of them exist: the flow's page, consent, second factors, passkeys and
+// the invitation page always; the email forms when email sign-in is on; the upstream round trip when
+// providers are configured. Each form is a file of its own, built from the shared steps (steps.ts) as a pipeline
 // (pipeline.ts).
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
@@ -8,9 +8,11 @@ import type { Api } from '../../platform/http/module.ts';
 import { assetRoutes } from './assets.ts';
 import { codeRoutes } from './code.ts';
 import { confirmRoutes } from './confirm.ts';
+import { factorRoutes } from './factor.ts';
 import { consentRoutes } from './consent.ts';
 import { forgotRoutes } from './forgot.ts';
 import { invitationRoutes } from './invitation.ts';
+import { passkeyRoutes } from './passkey.ts';
 import { passwordRoutes } from './password.ts';
 import type { SigninKit } from './pipeline.ts';
 import { promptRoutes } from './prompt.ts';
@@ -30,6 +32,8 @@ export async function signinRoutes(app: Api, kit: SigninKit): Promise<void> {
     assetRoutes(route);
     promptRoutes(route, kit);
     consentRoutes(route, kit);
+    factorRoutes(route, kit);
+    passkeyRoutes(route, kit);
     invitationRoutes(route, kit.ctx);
     if (kit.ctx.config.signin.emailLogin) {
       passwordRoutes(route, kit);
