@@ -119,7 +119,9 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
       long: { httpOnly: true, sameSite: 'lax' },
       short: { httpOnly: true, sameSite: 'lax' },
     },
-    claims: SCOPE_CLAIMS,
+    // The library puts acr, amr and auth_time in an ID token only when a client asked for them; with
+    // `openid` every ID token says when and how the user signed in (amr.ts).
+    claims: { ...SCOPE_CLAIMS, openid: [...SCOPE_CLAIMS.openid, 'auth_time', 'acr', 'amr'] },
     acrValues: [MFA_ACR],
     // Every scope the server knows is an authorization-server scope, so a client asking for one
     // outside its registered set gets invalid_scope instead of having it silently dropped.
