@@ -122,7 +122,7 @@ ${input('password', 'Password', { type: 'password', autocomplete: 'current-passw
     parts.push('<p>No sign-in method is enabled on this server. The operator can enable email sign-in (ATRIUM_EMAIL_LOGIN) or add identity providers (ATRIUM_OIDC_PROVIDERS).</p>');
   }
   // Passwordless: a passkey names its account itself, so nothing is typed first.
-  parts.push(passkeyForm(p, '/passkey', '/passkey/options', 'Sign in with a passkey'));
+  parts.push(passkeyForm(p, '/passkey', '/passkey/options', 'Continue with a passkey'));
   return page({ title: `Sign in to ${p.branding?.name ?? 'Atrium'}`, branding: p.branding, content: parts.join('\n'), status: p.status ?? 200, scripts: true });
 }
 
