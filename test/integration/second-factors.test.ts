@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import * as oidc from 'openid-client';
-import { createUser, issuePersonalAccessToken } from '../../src/modules/users/service.ts';
+import { createSecondFactors, createUser, issuePersonalAccessToken } from '../../src/modules/users/service.ts';
 import { MFA_ACR } from '../../src/oauth/amr.ts';
 import { rowsOf } from '../../src/platform/jobs/outbox.ts';
 import { freshUserToken, totpCode } from '../support/factors.ts';
@@ -299,6 +299,19 @@ forEachEngine('second factors', (engine) => {
     assert.equal((await call(service, 'DELETE', '/accounts/factors/totp', { token: fresh })).status, 404);
     const { request, browser, next } = await passwordStep(account);
     assert.deepEqual((await finishAtClient(browser, next, request)).claims()!.amr, ['pwd']);
+  });
+
+  test('the operator removes every second factor of an account whose owner lost them (atrium factors reset)', async () => {
+    const account = await newAccount('lost');
+    await enrolTotp(account);
+    const factors = createSecondFactors(service.ctx);
+    const since = new Date();
+    const reset = await factors.resetAll(account.email.toUpperCase());
+    assert.deepEqual(reset, { user_id: account.userId, removed: { totp: true, passkeys: 0, recovery_codes: 10 } });
+    assert.match((await waitForMail(service, account.email, /second factors/, since)).text, /removed by the operator/);
+    const { request, browser, next } = await passwordStep(account);
+    assert.deepEqual((await finishAtClient(browser, next, request)).claims()!.amr, ['pwd']);
+    assert.equal(await factors.resetAll(uniqueEmail('nobody')), undefined);
   });
 
   test('a project requiring a second factor of its admins refuses an admin action to an admin without one, and says why', async () => {

@@ -105,6 +105,14 @@ export async function usePasskey(db: Db, id: string, seenCount: number, newCount
   return rows.length > 0;
 }
 
+/** Removes every second factor of a user and its recovery codes; what was removed. */
+export async function deleteAllFactors(db: Db, userId: string): Promise<{ totp: boolean; passkeys: number; recoveryCodes: number }> {
+  const totp = await db.delete(userTotpTable).where(eq(userTotpTable.userId, userId)).returning({ secret: userTotpTable.secret });
+  const passkeys = await db.delete(userPasskeysTable).where(eq(userPasskeysTable.userId, userId)).returning({ id: userPasskeysTable.id });
+  const codes = await db.delete(recoveryCodesTable).where(eq(recoveryCodesTable.userId, userId)).returning({ id: recoveryCodesTable.id });
+  return { totp: totp.some((row) => row.secret !== null), passkeys: passkeys.length, recoveryCodes: codes.length };
+}
+
 // --- recovery codes -------------------------------------------------------------------------------
 
 /** Replaces every recovery code of a user. */

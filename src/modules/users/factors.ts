@@ -25,7 +25,7 @@ import { apiError, conflict, notFound, tooManyRequests } from '../../platform/ht
 import type { Db } from '../../platform/db/engine.ts';
 import { RateCounters } from '../../platform/limits/counters.ts';
 import * as store from './factors-store.ts';
-import { findUserById, type UserRow } from './store.ts';
+import { findUserByEmail, findUserById, type UserRow } from './store.ts';
 
 const TOTP = { algorithm: 'SHA1', digits: 6, period: 30 } as const;
 /** Codes of the step before and after the current one are accepted too (clock drift). */
@@ -141,9 +141,9 @@ export function createSecondFactors(ctx: AppContext, now: () => number = Date.no
   }
 
   /** Tells the account's owner, after the answer; a failure to send is logged, not the caller's. */
-  function notify(user: UserRow, what: string): void {
+  function notify(user: UserRow, what: string): Promise<void> {
     const at = new Date(now()).toISOString().replace('T', ' ').slice(0, 16);
-    ctx.mail.send({
+    return ctx.mail.send({
       to: user.email,
       subject: 'The second factors of your Atrium account changed',
       text: `Hello,\n\n${what} (${at} UTC).\n\nIf this was you, there is nothing to do. If it was not, reset your password at once and review the second factors on your account page:\n\n${config.publicUrl}/console/profile\n`,
@@ -212,7 +212,7 @@ export function createSecondFactors(ctx: AppContext, now: () => number = Date.no
         if (!(await store.confirmTotp(tx, user.id, row.pendingSecret!, step))) throw conflict('The enrolment changed meanwhile: start again');
         return recoveryCodesForFirstFactor(tx, user.id);
       });
-      notify(user, replaced ? 'The authenticator app of your account was replaced' : 'An authenticator app was added to your account as a second factor');
+      void notify(user, replaced ? 'The authenticator app of your account was replaced' : 'An authenticator app was added to your account as a second factor');
       return { recovery_codes: codes ?? null };
     },
 
@@ -222,7 +222,7 @@ export function createSecondFactors(ctx: AppContext, now: () => number = Date.no
         if (!(await store.deleteTotp(tx, user.id))) throw notFound('Authenticator app');
         await dropRecoveryCodesIfLast(tx, user.id);
       });
-      notify(user, 'The authenticator app was removed from your account');
+      void notify(user, 'The authenticator app was removed from your account');
     },
 
     async passkeyRegistrationOptions(principal: Principal): Promise<PublicKeyCredentialCreationOptionsJSON> {
@@ -269,7 +269,7 @@ export function createSecondFactors(ctx: AppContext, now: () => number = Date.no
         });
         return { passkey: row, codes: await recoveryCodesForFirstFactor(tx, user.id) };
       });
-      notify(user, `A passkey ("${passkey.name}") was added to your account`);
+      void notify(user, `A passkey ("${passkey.name}") was added to your account`);
       return { passkey: passkeyView(passkey), recovery_codes: codes ?? null };
     },
 
@@ -288,7 +288,7 @@ export function createSecondFactors(ctx: AppContext, now: () => number = Date.no
         await dropRecoveryCodesIfLast(tx, user.id);
         return row;
       });
-      notify(user, `The passkey "${removed.name}" was removed from your account`);
+      void notify(user, `The passkey "${removed.name}" was removed from your account`);
     },
 
     async regenerateRecoveryCodes(principal: Principal): Promise<string[]> {
@@ -297,8 +297,20 @@ export function createSecondFactors(ctx: AppContext, now: () => number = Date.no
         if (!(await hasSecondFactor(tx, user.id))) throw conflict('Recovery codes come with a second factor: add an authenticator app or a passkey first');
         return renewRecoveryCodes(tx, user.id);
       });
-      notify(user, 'New recovery codes were made for your account; the old ones no longer work');
+      void notify(user, 'New recovery codes were made for your account; the old ones no longer work');
       return codes;
+    },
+
+    /**
+     * The operator's recovery for an account that lost every second factor: removes them all and
+     * mails the owner. Undefined when no account has the address.
+     */
+    async resetAll(email: string): Promise<{ user_id: string; removed: { totp: boolean; passkeys: number; recovery_codes: number } } | undefined> {
+      const user = await findUserByEmail(db, email);
+      if (!user) return undefined;
+      const removed = await db.transaction((tx) => store.deleteAllFactors(tx, user.id));
+      await notify(user, 'Every second factor of your account was removed by the operator of this Atrium server; sign in with your password and add new ones');
+      return { user_id: user.id, removed: { totp: removed.totp, passkeys: removed.passkeys, recovery_codes: removed.recoveryCodes } };
     },
 
     // --- verification (sign-in pages) ----------------------------------------------------------
@@ -325,7 +337,7 @@ export function createSecondFactors(ctx: AppContext, now: () => number = Date.no
       }
       const user = await findUserById(db, userId);
       const { unused } = await store.recoveryCodeCounts(db, userId);
-      if (user) notify(user, `A recovery code was used to sign in to your account; ${unused} of them remain${unused <= 2 ? ' (make new ones on your account page)' : ''}`);
+      if (user) void notify(user, `A recovery code was used to sign in to your account; ${unused} of them remain${unused <= 2 ? ' (make new ones on your account page)' : ''}`);
       return true;
     },
 
