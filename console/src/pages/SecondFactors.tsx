@@ -21,6 +21,8 @@ const factorsQuery = { queryKey: KEY, queryFn: () => unwrap(api.GET('/accounts/f
 
 const needsFreshSignin = (error: unknown) => error instanceof ApiError && error.code === 'reauthentication_required';
 
+const pairs = (codes: string[]) => codes.flatMap((code, i) => (i % 2 === 0 ? [codes.slice(i, i + 2)] : []));
+
 /** Recovery codes, the one time they are shown. */
 function RecoveryCodesShown({ codes, onClose }: { codes: string[] | undefined; onClose: () => void }) {
   return (
@@ -31,7 +33,9 @@ function RecoveryCodesShown({ codes, onClose }: { codes: string[] | undefined; o
         </Alert>
         <CopyField label="Recovery codes" value={(codes ?? []).join(' ')} />
         <Table withTableBorder id="recovery-codes">
-          <Table.Tbody>{(codes ?? []).map((code) => <Table.Tr key={code}><Table.Td ff="monospace">{code}</Table.Td></Table.Tr>)}</Table.Tbody>
+          <Table.Tbody>
+            {pairs(codes ?? []).map((pair) => <Table.Tr key={pair[0]}>{pair.map((code) => <Table.Td key={code} ff="monospace">{code}</Table.Td>)}</Table.Tr>)}
+          </Table.Tbody>
         </Table>
         <Group justify="flex-end"><Button onClick={onClose}>I have saved them</Button></Group>
       </Stack>
@@ -79,7 +83,8 @@ export default function SecondFactors() {
     setPasskeyName('');
     if (added.recovery_codes) setCodes(added.recovery_codes);
   });
-  const qr = enrolment ? `data:image/svg+xml;utf8,${encodeURIComponent(renderSVG(enrolment.otpauth_uri))}` : undefined;
+  // A quiet zone of four modules around the code, as scanners expect (ISO/IEC 18004), whatever the page's colours.
+  const qr = enrolment ? `data:image/svg+xml;utf8,${encodeURIComponent(renderSVG(enrolment.otpauth_uri, { border: 4 }))}` : undefined;
 
   return (
     <Stack gap="lg" id="second-factors">
