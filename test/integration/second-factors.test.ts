@@ -149,6 +149,29 @@ forEachEngine('second factors', (engine) => {
     assert.equal(typeof jwtClaims(tokens.access_token).auth_time, 'number');
   });
 
+  test('nothing tells an address with a second factor apart before the password is right', async () => {
+    const account = await newAccount('quiet');
+    await enrolTotp(account);
+    const wrong = await passwordStep({ ...account, password: 'not the password at all' });
+    const unknown = await passwordStep({ ...account, email: uniqueEmail('nobody'), password: 'not the password at all' });
+    assert.deepEqual([wrong.next.status, unknown.next.status], [401, 401]);
+    assert.equal(pageError(wrong.next.html), pageError(unknown.next.html));
+    assert.doesNotMatch(wrong.next.html, /totp-form|second factor/i);
+    // The passkey button's options name no account: any discoverable passkey, verified by its user.
+    const login = await new FormBrowser(service.url).go('GET', (await authorizationRequest(config, client.redirectUri, SCOPE)).url);
+    assert.match(login.headers.get('content-security-policy')!, /script-src 'self'; connect-src 'self'/);
+    const form = findForm(login.html, '/passkey');
+    const browser = new FormBrowser(service.url);
+    const page = await browser.go('GET', (await authorizationRequest(config, client.redirectUri, SCOPE)).url);
+    const own = findForm(page.html, '/passkey');
+    const options = await browser.request('POST', new URL(`${own.action}/options`, page.url), { _csrf: own.hidden._csrf! }, { accept: 'application/json' });
+    assert.equal(options.status, 200);
+    assert.equal(options.headers.get('cache-control'), 'no-store');
+    const parsed = JSON.parse(options.html) as { allowCredentials?: unknown[]; userVerification: string; rpId: string };
+    assert.deepEqual([parsed.allowCredentials ?? [], parsed.userVerification, parsed.rpId], [[], 'required', '127.0.0.1']);
+    assert.equal((await browser.request('POST', new URL(`${own.action}/options`, page.url), { _csrf: form.hidden._csrf! })).status, 403, 'another browser\'s token');
+  });
+
   test('a code is accepted once: the same code in another sign-in, or an older one, is refused', async () => {
     const account = await newAccount('replay');
     const { secret } = await enrolTotp(account);
