@@ -170,6 +170,11 @@ forEachEngine('second factors', (engine) => {
     const parsed = JSON.parse(options.html) as { allowCredentials?: unknown[]; userVerification: string; rpId: string };
     assert.deepEqual([parsed.allowCredentials ?? [], parsed.userVerification, parsed.rpId], [[], 'required', '127.0.0.1']);
     assert.equal((await browser.request('POST', new URL(`${own.action}/options`, page.url), { _csrf: form.hidden._csrf! })).status, 403, 'another browser\'s token');
+    // Answers no browser would send are refused as answers, never as server errors.
+    for (const response of ['{}', 'not json', JSON.stringify({ id: '\u0000', response: {} }), JSON.stringify({ id: 'AAAA', response: { userHandle: 5 } }), JSON.stringify({ id: 'A'.repeat(40), response: { clientDataJSON: 5 } })]) {
+      const answered = await browser.request('POST', new URL(own.action, page.url), { _csrf: own.hidden._csrf!, response });
+      assert.ok([400, 401].includes(answered.status), `${response}: ${answered.status}`);
+    }
   });
 
   test('a code is accepted once: the same code in another sign-in, or an older one, is refused', async () => {

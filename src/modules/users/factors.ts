@@ -36,6 +36,7 @@ export const FACTOR_WINDOW_MS = 15 * 60_000;
 export const FRESH_SIGNIN_SECONDS = 10 * 60;
 const CHALLENGE_TTL_MS = 5 * 60_000;
 const PASSKEY_NAME_MAX = 100;
+const BASE64URL = /^[A-Za-z0-9_-]{1,1400}$/;
 
 // Crockford's base32 without the letters that look like digits: 10 characters are 50 bits.
 const RECOVERY_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -363,11 +364,12 @@ export function createSecondFactors(ctx: AppContext, now: () => number = Date.no
      * possession, or undefined.
      */
     async verifyPasskey(flow: string, response: AuthenticationResponseJSON, userId?: string): Promise<{ userId: string; amr: KeyAmr } | undefined> {
-      const passkey = typeof response.id === 'string' ? await store.findPasskeyByCredential(db, response.id) : undefined;
+      // The answer comes from a form: anything but base64url names no passkey (and never reaches a query).
+      const passkey = typeof response.id === 'string' && BASE64URL.test(response.id) ? await store.findPasskeyByCredential(db, response.id) : undefined;
       if (!passkey || (userId !== undefined && passkey.userId !== userId)) return undefined;
       // Signing in alone, the authenticator names the account too: it must be the passkey's.
-      const handle = response.response?.userHandle;
-      if (userId === undefined && handle !== undefined && !userHandle(passkey.userId).equals(Buffer.from(handle, 'base64url'))) return undefined;
+      const handle: unknown = response.response?.userHandle;
+      if (userId === undefined && handle !== undefined && (typeof handle !== 'string' || !userHandle(passkey.userId).equals(Buffer.from(handle, 'base64url')))) return undefined;
       let verification;
       try {
         verification = await verifyAuthenticationResponse({

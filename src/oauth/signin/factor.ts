@@ -91,7 +91,7 @@ export function factorRoutes(route: Api, kit: SigninKit): void {
     pipeline(kit, [checkCsrf, loadFlow, requireLogin, loadPending, offer, checkLock(factorAgain), verifyTotp, completeSignIn]));
 
   route.get('/interaction/:uid/factor/recovery', { config: PAGE_ROUTE, schema: { ...page('Second factor: the recovery code form'), response: PAGE_ANSWERS } },
-    pipeline(kit, [loadFlow, requireLogin, loadPending, (s) => render(s, recoveryAgain(s, '', 200))]));
+    pipeline(kit, [loadFlow, requireLogin, loadPending, (s) => render(s, recoveryCodePage(view(s)))]));
 
   route.post('/interaction/:uid/factor/recovery', { config: PAGE_ROUTE, schema: { ...page('Second factor: a recovery code'), body: FactorCodeForm, response: PAGE_ANSWERS } },
     pipeline(kit, [checkCsrf, loadFlow, requireLogin, loadPending, checkLock(recoveryAgain), useRecoveryCode, completeSignIn]));

@@ -1,5 +1,6 @@
 // Steps the sign-in forms share: the form came from this browser (CSRF), the flow this browser is
-// in and its prompt, the address typed, the attempt budget, the new password, and signing in.
+// in and its prompt, the address typed, the attempt budget, the new password, signing in (or going
+// on to the second factor), and a passkey's answer.
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import { errors, type Interaction } from 'oidc-provider';
 import { PASSWORD_MIN_LENGTH, findUserById } from '../../modules/users/service.ts';
@@ -96,7 +97,7 @@ export async function countFailure(s: Signin): Promise<void> {
   await s.kit.limiter.fail(s.email!, s.request.ip);
 }
 
-export const factorPath = (uid: string) => `/interaction/${encodeURIComponent(uid)}/factor`;
+const factorPath = (uid: string) => `/interaction/${encodeURIComponent(uid)}/factor`;
 
 /**
  * After the first factor: when the account has a second factor, or the client asks for two, the
