@@ -227,6 +227,23 @@ forEachEngine('second factors', (engine) => {
     }
   });
 
+  test('codes two steps away are refused; the lock ends with its window (clocks moved by hand)', async () => {
+    const account = await newAccount('clock');
+    const { secret } = await enrolTotp(account);
+    let now = Date.now() + 3 * STEP_MS;
+    const factors = createSecondFactors(service.ctx, () => now);
+    assert.equal(await factors.verifyTotp(account.userId, totpCode(secret, now + 2 * STEP_MS)), false, 'two steps ahead');
+    assert.equal(await factors.verifyTotp(account.userId, totpCode(secret, now - 2 * STEP_MS)), false, 'two steps behind');
+    assert.equal(await factors.verifyTotp(account.userId, totpCode(secret, now - STEP_MS)), true, 'one step behind (clock drift)');
+    for (let i = 0; i < 3; i++) await factors.verifyTotp(account.userId, '000000');
+    const locked = await factors.lockState(account.userId);
+    assert.equal(locked.allowed, false);
+    assert.ok(locked.retryAfter > 14 * 60 && locked.retryAfter <= 15 * 60, `retry after ${locked.retryAfter} s`);
+    now += 15 * 60_000 + 1000;
+    assert.deepEqual(await factors.lockState(account.userId), { allowed: true, retryAfter: 0 });
+    assert.equal(await factors.verifyTotp(account.userId, totpCode(secret, now)), true, 'after the window, the right code works');
+  });
+
   test('recovery codes: each signs in once in place of the code, in any case and spacing; renewing them retires the old ones', async () => {
     const account = await newAccount('recovery');
     const { secret, recoveryCodes } = await enrolTotp(account);
