@@ -154,6 +154,10 @@ export const SETTINGS = {
       }),
       description: 'Upstream OpenID Connect providers, offered on the sign-in page as "Continue with …" buttons: `[{"id", "issuer", "client_id", "client_secret", "label", "scope"?}]`. Register `<ATRIUM_PUBLIC_URL>/signin/upstream/<id>/callback` as the redirect URI at the provider.',
     }),
+    adminsNeedSecondFactor: setting({
+      env: 'ATRIUM_ADMINS_NEED_SECOND_FACTOR', group: SIGNIN, kind: boolean(), default: 'false',
+      description: 'Require a second factor (authenticator app or passkey) of everyone who administers a project through the console, the CLI or the API: a user without one holds their admin roles without being able to use them until they add one on their account page. Projects can require the same of their own admins.',
+    }),
     limits: {
       perAccount: setting({
         env: 'ATRIUM_SIGNIN_LIMIT_PER_ACCOUNT', group: SIGNIN, kind: integer(1, 999_999), default: '10',

@@ -82,7 +82,7 @@ export async function openContext(config: Config, log?: FastifyBaseLogger, modul
     for (const consumer of modules.flatMap((m) => m.eventConsumers?.(ctx) ?? [])) ctx.events.addConsumer(consumer);
     const membershipProviders = modules.filter((m) => m.memberships);
     if (membershipProviders.length !== 1) throw new Error(`Exactly one module must provide memberships; found ${membershipProviders.length}`);
-    auth.setMemberships(membershipProviders[0]!.memberships!(database.db));
+    auth.setMemberships(membershipProviders[0]!.memberships!(ctx));
     for (const verifier of modules.flatMap((m) => m.verifiers?.(ctx) ?? [])) auth.addVerifier(verifier);
     return ctx;
   } catch (error) {

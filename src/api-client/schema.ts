@@ -328,6 +328,429 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/accounts/factors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your second factors: authenticator app, passkeys, recovery codes left
+         * @description Requires: authenticated.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Whether the account has a second factor (an authenticator app or a passkey) */
+                            second_factor: boolean;
+                            /** @description The authenticator app, when one is confirmed */
+                            totp: {
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC
+                                 */
+                                enabled_at: string;
+                            } | null;
+                            passkeys: components["schemas"]["def-1"][];
+                            recovery_codes: {
+                                remaining: number;
+                                total: number;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC
+                                 */
+                                created_at: string;
+                            } | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/factors/totp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start adding an authenticator app: a new secret to scan or type
+         * @description The app counts once confirmed with a code (`/accounts/factors/totp/confirm`); until then a current one stays. Needs a sign-in of the last 10 minutes (`reauthentication_required` otherwise); mails the account's owner. Requires: authenticated.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description `{}`, or no body */
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never> | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The shared secret in base32, for typing into an authenticator app */
+                            secret: string;
+                            /** @description The same as an `otpauth://` URI, for a QR code */
+                            otpauth_uri: string;
+                        };
+                    };
+                };
+            };
+        };
+        /**
+         * Remove the authenticator app
+         * @description Needs a sign-in of the last 10 minutes (`reauthentication_required` otherwise); mails the account's owner. Requires: authenticated.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            ok: boolean;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/factors/totp/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm the authenticator app with its current code
+         * @description Wrong codes count against the account (5 per 15 minutes). Returns recovery codes, once, when this is the account's first second factor. Needs a sign-in of the last 10 minutes (`reauthentication_required` otherwise); mails the account's owner. Requires: authenticated.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description The code the authenticator app shows now
+                         * @example 123456
+                         */
+                        code: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description New recovery codes when this is the account's first second factor; null otherwise */
+                            recovery_codes: string[] | null;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/factors/passkeys/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Options to create a passkey in the browser
+         * @description Needs a sign-in of the last 10 minutes (`reauthentication_required` otherwise). Requires: authenticated.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description `{}`, or no body */
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never> | null;
+                };
+            };
+            responses: {
+                /** @description `PublicKeyCredentialCreationOptionsJSON`: pass it to `navigator.credentials.create()` (e.g. through `startRegistration` of `@simplewebauthn/browser`) within 5 minutes */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/factors/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a passkey: the browser's answer to the options
+         * @description Its origin must be `ATRIUM_PUBLIC_URL`'s. Returns recovery codes, once, when this is the account's first second factor. Needs a sign-in of the last 10 minutes (`reauthentication_required` otherwise); mails the account's owner. Requires: authenticated.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /**
+                         * @description A name to tell the passkey apart, e.g. the device
+                         * @example Work laptop
+                         */
+                        name: string;
+                        /** @description The `RegistrationResponseJSON` the browser answered with */
+                        response: {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            passkey: components["schemas"]["def-1"];
+                            /** @description New recovery codes when this is the account's first second factor; null otherwise */
+                            recovery_codes: string[] | null;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/factors/passkeys/{passkey_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a passkey
+         * @description Needs a sign-in of the last 10 minutes (`reauthentication_required` otherwise); mails the account's owner. Requires: authenticated.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    passkey_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            ok: boolean;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Rename a passkey
+         * @description Requires: authenticated.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    passkey_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            /** @description Synced between devices by its provider (a multi-device credential; `amr` `swk`), rather than bound to one authenticator (`hwk`) */
+                            synced: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            created_at: string;
+                            last_used_at: string | null;
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/accounts/factors/recovery-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace your recovery codes with new ones (shown once)
+         * @description Needs a sign-in of the last 10 minutes (`reauthentication_required` otherwise); mails the account's owner. Requires: authenticated.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            /** @description `{}`, or no body */
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never> | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description Recovery codes, shown this once: each signs in once in place of the second factor */
+                            recovery_codes: string[];
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/accounts/projects": {
         parameters: {
             query?: never;
@@ -355,7 +778,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            projects: components["schemas"]["def-1"][];
+                            projects: components["schemas"]["def-2"][];
                         };
                     };
                 };
@@ -400,6 +823,8 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             enabled: boolean;
+                            /** @description Members with the admin role must have a second factor to act as admins (docs/sign-in.md) */
+                            admins_need_second_factor: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC
@@ -455,6 +880,8 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             enabled: boolean;
+                            /** @description Members with the admin role must have a second factor to act as admins (docs/sign-in.md) */
+                            admins_need_second_factor: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC
@@ -520,6 +947,74 @@ export interface paths {
                                 [key: string]: unknown;
                             };
                             enabled: boolean;
+                            /** @description Members with the admin role must have a second factor to act as admins (docs/sign-in.md) */
+                            admins_need_second_factor: boolean;
+                            /**
+                             * Format: date-time
+                             * @description ISO 8601 UTC
+                             */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/projects/{project_id}/sign-in-policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Require (or stop requiring) a second factor of the project's admins
+         * @description While on, a member with the admin role who has no second factor cannot act as an admin (`second_factor_required`). A user turning it on must have a second factor already. Requires: admin.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Require a second factor (authenticator app or passkey) of the project's admins */
+                        admins_need_second_factor: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            id: string;
+                            name: string;
+                            owner_user_id: string | null;
+                            /** @description Short form of the project id */
+                            project_key: string;
+                            settings: {
+                                [key: string]: unknown;
+                            };
+                            enabled: boolean;
+                            /** @description Members with the admin role must have a second factor to act as admins (docs/sign-in.md) */
+                            admins_need_second_factor: boolean;
                             /**
                              * Format: date-time
                              * @description ISO 8601 UTC
@@ -683,6 +1178,8 @@ export interface paths {
                                 can_create_rooms: boolean;
                                 can_create_agents: boolean;
                                 can_use_llm_proxy: boolean;
+                                /** @description Whether the user has a second factor (authenticator app or passkey) */
+                                second_factor: boolean;
                                 /**
                                  * Format: date-time
                                  * @description ISO 8601 UTC
@@ -750,7 +1247,7 @@ export interface paths {
                             /** @description `added`: the user is a member now; `invited`: an invitation mail went to the address */
                             status: "added" | "invited";
                             user_id?: string;
-                            invitation?: components["schemas"]["def-2"];
+                            invitation?: components["schemas"]["def-3"];
                         };
                     };
                 };
@@ -884,7 +1381,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            invitations: components["schemas"]["def-2"][];
+                            invitations: components["schemas"]["def-3"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -1169,7 +1666,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            rooms: components["schemas"]["def-3"][];
+                            rooms: components["schemas"]["def-4"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -2468,7 +2965,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            clients: components["schemas"]["def-4"][];
+                            clients: components["schemas"]["def-5"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -3211,7 +3708,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            webhooks: components["schemas"]["def-5"][];
+                            webhooks: components["schemas"]["def-6"][];
                         };
                     };
                 };
@@ -3560,7 +4057,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            deliveries: components["schemas"]["def-6"][];
+                            deliveries: components["schemas"]["def-7"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -3815,7 +4312,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            sessions: components["schemas"]["def-7"][];
+                            sessions: components["schemas"]["def-8"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -4951,7 +5448,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            sessions: components["schemas"]["def-7"][];
+                            sessions: components["schemas"]["def-8"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -5002,7 +5499,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            sessions: components["schemas"]["def-7"][];
+                            sessions: components["schemas"]["def-8"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -5055,7 +5552,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            sessions: components["schemas"]["def-7"][];
+                            sessions: components["schemas"]["def-8"][];
                             /** @description Items in the whole list, not just this page */
                             total: number;
                         };
@@ -12598,8 +13095,21 @@ export interface components {
                 message: string;
             };
         };
-        /** Project */
+        /** Passkey */
         "def-1": {
+            id: string;
+            name: string;
+            /** @description Synced between devices by its provider (a multi-device credential; `amr` `swk`), rather than bound to one authenticator (`hwk`) */
+            synced: boolean;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC
+             */
+            created_at: string;
+            last_used_at: string | null;
+        };
+        /** Project */
+        "def-2": {
             id: string;
             name: string;
             owner_user_id: string | null;
@@ -12609,6 +13119,8 @@ export interface components {
                 [key: string]: unknown;
             };
             enabled: boolean;
+            /** @description Members with the admin role must have a second factor to act as admins (docs/sign-in.md) */
+            admins_need_second_factor: boolean;
             /**
              * Format: date-time
              * @description ISO 8601 UTC
@@ -12616,7 +13128,7 @@ export interface components {
             created_at: string;
         };
         /** Invitation */
-        "def-2": {
+        "def-3": {
             id: string;
             email: string;
             /** @description The roles the invitee gets on joining */
@@ -12643,7 +13155,7 @@ export interface components {
             created_at: string;
         };
         /** Room */
-        "def-3": {
+        "def-4": {
             id: string;
             name: string;
             metadata: {
@@ -12670,7 +13182,7 @@ export interface components {
             updated_at: string;
         };
         /** OAuthClient */
-        "def-4": {
+        "def-5": {
             client_id: string;
             /** @description The secret on create (empty for public clients); always "" afterwards */
             client_secret: string;
@@ -12698,7 +13210,7 @@ export interface components {
             updated_at: string;
         };
         /** Webhook */
-        "def-5": {
+        "def-6": {
             /**
              * Format: uuid
              * @description UUID
@@ -12733,7 +13245,7 @@ export interface components {
             updated_at: string;
         };
         /** WebhookDelivery */
-        "def-6": {
+        "def-7": {
             /**
              * Format: uuid
              * @description UUID
@@ -12785,7 +13297,7 @@ export interface components {
             }[];
         };
         /** RoomSession */
-        "def-7": {
+        "def-8": {
             /**
              * Format: uuid
              * @description UUID

@@ -17,6 +17,7 @@ const commands: Record<string, Command> = {
   bootstrap: async (args) => (await import('./bootstrap.ts')).bootstrapCommand(args),
   webhooks: async (args) => (await import('./webhooks.ts')).webhooksCommand(args),
   keys: async (args) => (await import('./keys.ts')).keysCommand(args, () => loadConfig()),
+  factors: async (args) => (await import('./factors.ts')).factorsCommand(args, () => loadConfig()),
   login: async (args) => (await import('./login.ts')).loginCommand(args),
   whoami: async (args) => (await import('./login.ts')).whoamiCommand(args),
   logout: async (args) => (await import('./login.ts')).logoutCommand(args),

@@ -21,6 +21,12 @@ the same database verify tokens signed with it at once; the old key stays in the
 ATRIUM_KEY_RETIRE_AFTER_DAYS after the rotation. Needs the same settings as serve (DATABASE_URL,
 ATRIUM_SECRET_KEY).`,
   },
+  {
+    name: 'factors reset', summary: 'Remove every second factor of an account whose owner lost them all; mails the owner', options: ['EMAIL'],
+    details: `For a user with neither their authenticator app, a passkey nor a recovery code: afterwards they sign
+in with their password alone and add new factors on their account page. Check who is asking first.
+Needs the same settings as serve (DATABASE_URL, ATRIUM_SECRET_KEY).`,
+  },
   { name: 'billing verify', summary: 'Check that every project\'s wallet equals its ledger\'s sum (exit 1 if not)', options: ['[--project ID] [--json]'] },
   {
     name: 'login', summary: 'Sign in through the browser (loopback redirect, PKCE)',
@@ -49,7 +55,7 @@ ${COMMAND_LINES}
 ${GROUP_LINES}
   help                      Show this help
 
-serve, bootstrap, keys and billing take their settings from the environment (PORT, HOST, DATABASE_URL,
+serve, bootstrap, keys, factors and billing take their settings from the environment (PORT, HOST, DATABASE_URL,
 ATRIUM_DATA_DIR, ATRIUM_PUBLIC_URL…): every one, with its default, is in the Settings section of
 README.md. The other commands talk to --server, else ATRIUM_URL, else the one server you are signed
 in to, else ATRIUM_PUBLIC_URL, else http://localhost:8000, and keep tokens in

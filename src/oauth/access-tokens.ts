@@ -22,6 +22,9 @@ export interface AtriumAccessTokenClaims extends JWTPayload {
   project_id?: string;
   /** The grant the token was issued under; absent for client_credentials tokens (no user). */
   grant_id?: string;
+  /** When and how the user signed in. */
+  auth_time?: number;
+  amr?: string[];
 }
 
 export function accessTokenVerifier(ctx: AppContext): CredentialVerifier {
@@ -61,7 +64,8 @@ export function accessTokenVerifier(ctx: AppContext): CredentialVerifier {
         // Atrium's own console and CLI, signed in with ACT_AS_USER_SCOPE, act as the user (a `user`
         // credential) everywhere; every other token is an `oauth` credential limited to its scopes.
         const kind = isFirstParty(claims.client_id) && scopes.has(ACT_AS_USER_SCOPE) ? 'user' : 'oauth';
-        return { kind, credentialId: claims.grant_id, userId: user.id, projectId, scopes, clientId: claims.client_id, name: user.email } satisfies Principal;
+        const authTime = typeof claims.auth_time === 'number' ? claims.auth_time : undefined;
+        return { kind, credentialId: claims.grant_id, userId: user.id, projectId, scopes, clientId: claims.client_id, authTime, name: user.email } satisfies Principal;
       }
 
       // client_credentials: the client acting for itself. It has no user, so it holds no project

@@ -51,6 +51,12 @@ export class AttemptLimiter {
     return judge(windows, [this.#perAccount, this.#perIp], this.#now(), true);
   }
 
+  /** Counts a costly request that names no account (a passkey challenge) against the IP alone. */
+  async attemptFromIp(ip: string): Promise<LimitVerdict> {
+    const windows = await this.#counters.hit([`signin:i:${ip}`], this.#windowMs);
+    return judge(windows, [this.#perIp], this.#now(), true);
+  }
+
   /** Whether guessing may go on; failed guesses are counted with `fail`, successes are free. */
   async check(account: string, ip: string): Promise<LimitVerdict> {
     const windows = await this.#counters.peek(this.#keys(account, ip));

@@ -1,5 +1,6 @@
-// Server-rendered sign-in, consent, device and mail pages. Plain HTML and one stylesheet: no
-// scripts, every value escaped, every input labelled, errors announced (role="alert").
+// Server-rendered sign-in, consent, device and mail pages. Plain HTML and one stylesheet, every value
+// escaped, every input labelled, errors announced (role="alert"). Only pages that offer a passkey load
+// scripts (our own, from this origin): WebAuthn has no form-only way in.
 import { PASSWORD_MIN_LENGTH } from '../modules/users/service.ts';
 import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH } from './accounts.ts';
 import type { Branding, Theme } from './clients.ts';
@@ -25,16 +26,16 @@ export interface Upstream {
   label: string;
 }
 
-function cspFor(logoUrl: string | undefined): string {
+function cspFor(logoUrl: string | undefined, scripts: boolean): string {
   const logoOrigin = logoUrl ? URL.parse(logoUrl)?.origin : undefined;
   const img = ["'self'", 'data:', ...(logoOrigin && logoOrigin !== 'null' ? [logoOrigin] : [])].join(' ');
   // No form-action: after a consent POST the browser follows redirects to the client's own
   // redirect_uri, which form-action would block in Chromium.
-  return `default-src 'none'; style-src 'self'; img-src ${img}; frame-ancestors 'none'; base-uri 'none'`;
+  return `default-src 'none'; style-src 'self'; img-src ${img};${scripts ? " script-src 'self'; connect-src 'self';" : ''} frame-ancestors 'none'; base-uri 'none'`;
 }
 
 /** The page frame: the client's logo, name and theme, or Atrium's. */
-export function page(options: { title: string; branding?: Branding | undefined; content: string; status?: number }): Page {
+export function page(options: { title: string; branding?: Branding | undefined; content: string; status?: number; scripts?: boolean }): Page {
   const { branding } = options;
   const theme: Theme = branding?.theme ?? 'auto';
   const logo = branding?.logoUrl ?? DEFAULT_LOGO;
@@ -48,7 +49,7 @@ export function page(options: { title: string; branding?: Branding | undefined; 
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(options.title)} · ${escapeHtml(appName)}</title>
 <link rel="stylesheet" href="${ASSETS}/style.css">
-</head>
+${options.scripts ? `<script src="${ASSETS}/webauthn.js" defer></script>\n<script src="${ASSETS}/passkey.js" defer></script>\n` : ''}</head>
 <body>
 <main aria-labelledby="page-title">
 <div class="brand"><img id="client-logo" src="${escapeHtml(logo)}" alt="${escapeHtml(logoAlt)}" width="48" height="48"><p class="app" id="client-name">${escapeHtml(appName)}</p></div>
@@ -59,7 +60,7 @@ ${options.content}
 </body>
 </html>
 `;
-  return { status: options.status ?? 200, html, csp: cspFor(branding?.logoUrl) };
+  return { status: options.status ?? 200, html, csp: cspFor(branding?.logoUrl, options.scripts ?? false) };
 }
 
 const alert = (message: string | undefined) => (message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '');
@@ -85,6 +86,19 @@ const NEW_PASSWORD_BOUNDS = `minlength="${PASSWORD_MIN_LENGTH}" ${PASSWORD_BOUND
 
 const flowPath = (uid: string, rest = '') => `/interaction/${encodeURIComponent(uid)}${rest}`;
 
+/**
+ * A passkey button: shown by passkey.js where the browser has WebAuthn; it fetches options from
+ * `options`, lets the authenticator answer, and posts the answer to `action` with the form's token.
+ */
+function passkeyForm(p: FlowPage, action: string, options: string, label: string): string {
+  return `<form method="post" action="${flowPath(p.uid, action)}" data-options="${flowPath(p.uid, options)}" class="passkey" id="passkey-form" hidden>
+${csrfField(p.csrf)}
+<input type="hidden" name="response" value="">
+<button type="submit" class="secondary">${escapeHtml(label)}</button>
+<p class="error" role="alert" data-passkey-error hidden></p>
+</form>`;
+}
+
 export function loginPage(p: FlowPage & { passwordLogin: boolean; emailLogin: boolean; upstream: Upstream[]; email?: string | undefined; error?: string | undefined; notice?: string | undefined; status?: number }): Page {
   const parts: string[] = [alert(p.error), notice(p.notice)];
   if (p.passwordLogin) {
@@ -109,7 +123,65 @@ ${input('password', 'Password', { type: 'password', autocomplete: 'current-passw
   if (!p.passwordLogin && p.upstream.length === 0) {
     parts.push('<p>No sign-in method is enabled on this server. The operator can enable password sign-in (ATRIUM_PASSWORD_LOGIN) or add identity providers (ATRIUM_OIDC_PROVIDERS).</p>');
   }
-  return page({ title: `Sign in to ${p.branding?.name ?? 'Atrium'}`, branding: p.branding, content: parts.join('\n'), status: p.status ?? 200 });
+  // Passwordless: a passkey names its account itself, so nothing is typed first.
+  parts.push(passkeyForm(p, '/passkey', '/passkey/options', 'Continue with a passkey'));
+  return page({ title: `Sign in to ${p.branding?.name ?? 'Atrium'}`, branding: p.branding, content: parts.join('\n'), status: p.status ?? 200, scripts: true });
+}
+
+export interface FactorChoices {
+  totp: boolean;
+  passkeys: boolean;
+  recoveryCodes: boolean;
+}
+
+/** The second step of a sign-in: the authenticator app's code, a passkey, or a recovery code. */
+export function secondFactorPage(p: FlowPage & FactorChoices & { email: string; error?: string | undefined; status?: number }): Page {
+  const parts = [alert(p.error), `<p>Signed in as <strong>${escapeHtml(p.email)}</strong>. Confirm it is you with your second factor.</p>`];
+  if (p.totp) {
+    parts.push(`<form method="post" action="${flowPath(p.uid, '/factor/totp')}" id="totp-form">
+${csrfField(p.csrf)}
+${input('code', 'Code from your authenticator app', { autocomplete: 'one-time-code', extra: 'inputmode="numeric" pattern="[0-9 ]{6,7}" maxlength="7" class="code" autofocus' })}
+<button type="submit">Verify</button>
+</form>`);
+  }
+  if (p.passkeys) parts.push(passkeyForm(p, '/factor/passkey', '/factor/passkey/options', 'Use a passkey'));
+  const links = [
+    ...(p.recoveryCodes ? [`<a href="${flowPath(p.uid, '/factor/recovery')}">Use a recovery code</a>`] : []),
+    `<a href="${flowPath(p.uid)}">Sign in as someone else</a>`,
+  ];
+  parts.push(`<p class="links">${links.join('')}</p>`);
+  return page({ title: 'Confirm it is you', branding: p.branding, status: p.status ?? 200, content: parts.join('\n'), scripts: p.passkeys });
+}
+
+export function recoveryCodePage(p: FlowPage & { error?: string | undefined; status?: number }): Page {
+  return page({
+    title: 'Use a recovery code',
+    branding: p.branding,
+    status: p.status ?? 200,
+    content: `${alert(p.error)}<p>Enter one of the recovery codes you saved when you added your second factor. Each code works once.</p>
+<form method="post" action="${flowPath(p.uid, '/factor/recovery')}" id="recovery-form">
+${csrfField(p.csrf)}
+${input('code', 'Recovery code', { autocomplete: 'off', extra: 'maxlength="20" spellcheck="false" autocapitalize="none" class="code" autofocus' })}
+<button type="submit">Sign in</button>
+</form>
+<p class="links"><a href="${flowPath(p.uid, '/factor')}">Use your authenticator app or a passkey</a></p>`,
+  });
+}
+
+/** The client asked for two factors and the account has one only: where to add one, or go back. */
+export function secondFactorMissingPage(p: FlowPage & { accountUrl: string }): Page {
+  const name = p.branding?.name ?? 'This application';
+  return page({
+    title: 'A second factor is needed',
+    branding: p.branding,
+    status: 403,
+    content: `<p><strong>${escapeHtml(name)}</strong> asks for a sign-in with two factors, and your account has no second factor yet. Add an authenticator app or a passkey on your Atrium account page, then sign in again.</p>
+<p class="links"><a href="${escapeHtml(p.accountUrl)}">Open your account page</a></p>
+<form method="post" action="${flowPath(p.uid, '/factor/abort')}">
+${csrfField(p.csrf)}
+<button type="submit" class="secondary">Return to ${escapeHtml(name)}</button>
+</form>`,
+  });
 }
 
 export function codeRequestPage(p: FlowPage & { email?: string | undefined; error?: string | undefined; status?: number }): Page {

@@ -5,6 +5,7 @@ import type { AppContext } from '../context.ts';
 import { isUuid } from '../platform/crypto/credentials.ts';
 import { findUserById } from '../modules/users/service.ts';
 import { adapterClass } from './adapter.ts';
+import { MFA_ACR, asksForSecondFactor } from './amr.ts';
 import { SCOPE_CLAIMS, userClaims } from './claims.ts';
 import { ORIGINS_PROPERTY, PROJECT_PROPERTY, useHashedSecrets } from './clients.ts';
 import { firstPartyClients } from './first-party.ts';
@@ -48,8 +49,9 @@ export const ENDPOINTS = {
 } as const;
 
 /**
- * The library's prompts, plus one login check: a browser session whose account can no longer sign
- * in (deleted, or its address unconfirmed) is asked to sign in again instead of being trusted.
+ * The library's prompts, plus two login checks: a browser session whose account can no longer sign
+ * in (deleted, or its address unconfirmed) is asked to sign in again instead of being trusted; and a
+ * client asking for two factors (`acr_values`) gets a new sign-in unless the session had them.
  */
 function signinPolicy() {
   const policy = interactionPolicy.base();
@@ -58,6 +60,15 @@ function signinPolicy() {
     'the signed-in account can no longer sign in',
     'login_required',
     (kctx: KoaContextWithOIDC) => Boolean((kctx.oidc.session as { accountId?: string } | undefined)?.accountId && !kctx.oidc.account),
+  ));
+  policy.get('login')!.checks.push(new interactionPolicy.Check(
+    'second_factor_requested',
+    'the client asks for a sign-in with two factors',
+    'login_required',
+    (kctx: KoaContextWithOIDC) => asksForSecondFactor(kctx.oidc.params ?? {})
+      && Boolean((kctx.oidc.session as { accountId?: string } | undefined)?.accountId)
+      && kctx.oidc.acr !== MFA_ACR
+      && !(kctx.oidc as { result?: { login?: unknown } }).result?.login,
   ));
   return policy;
 }
@@ -108,7 +119,10 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
       long: { httpOnly: true, sameSite: 'lax' },
       short: { httpOnly: true, sameSite: 'lax' },
     },
-    claims: SCOPE_CLAIMS,
+    // The library puts acr, amr and auth_time in an ID token only when a client asked for them; with
+    // `openid` every ID token says when and how the user signed in (amr.ts).
+    claims: { ...SCOPE_CLAIMS, openid: [...SCOPE_CLAIMS.openid, 'auth_time', 'acr', 'amr'] },
+    acrValues: [MFA_ACR],
     // Every scope the server knows is an authorization-server scope, so a client asking for one
     // outside its registered set gets invalid_scope instead of having it silently dropped.
     scopes: [...ALL_SCOPES],
@@ -141,9 +155,14 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
     },
     formats: {
       customizers: {
-        // Tokens carry the project of the client (tenancy) and the grant (revocation check).
-        async jwt(_ctx: unknown, token: { grantId?: string; client?: Client }, jwt: { payload: Record<string, unknown> }) {
+        // Tokens carry the project of the client (tenancy), the grant (revocation check), and when
+        // and how the user signed in (RFC 9068 §2.2.1): changing second factors needs a recent sign-in.
+        async jwt(kctx: KoaContextWithOIDC | undefined, token: { grantId?: string; client?: Client }, jwt: { payload: Record<string, unknown> }) {
           if (token.grantId) jwt.payload.grant_id = token.grantId;
+          const entities = kctx?.oidc?.entities as Record<string, { authTime?: number; amr?: string[] } | undefined> | undefined;
+          const signin = entities?.AuthorizationCode ?? entities?.RefreshToken ?? entities?.DeviceCode;
+          if (token.grantId && typeof signin?.authTime === 'number') jwt.payload.auth_time = signin.authTime;
+          if (token.grantId && Array.isArray(signin?.amr)) jwt.payload.amr = signin.amr;
           const client = token.client as Record<string, unknown> | undefined;
           const projectId = client?.[PROJECT_PROPERTY] ?? client?.atriumProjectId;
           if (typeof projectId === 'string') jwt.payload.project_id = projectId;

@@ -16,6 +16,12 @@ export function sendPage(reply: FastifyReply, page: Page): FastifyReply {
   return reply.send(page.html);
 }
 
+/** JSON for the pages' own scripts, with the same headers and no caching. */
+export function sendJson(reply: FastifyReply, body: unknown): FastifyReply {
+  reply.status(200).headers(SECURITY_HEADERS).header('cache-control', 'no-store').type('application/json; charset=utf-8');
+  return reply.send(body);
+}
+
 /** Route config of the pages: anyone may open them; the flow, not a credential, decides what they show. */
 export const PAGE_ROUTE = { auth: { permission: 'public' as const } };
 

@@ -3,6 +3,7 @@
 // development mail outbox. The parts they share are built here.
 import type { AppContext } from '../context.ts';
 import type { Api } from '../platform/http/module.ts';
+import { createSecondFactors } from '../modules/users/service.ts';
 import { createSigninService } from './accounts.ts';
 import { Csrf } from './csrf.ts';
 import { devMailRoutes } from './dev-mail.ts';
@@ -30,6 +31,7 @@ export async function oauthRoutes(app: Api, ctx: AppContext): Promise<void> {
     limiter: new AttemptLimiter(new RateCounters(ctx.db), ctx.config.signin.limits),
     csrf: new Csrf(keys.csrf, issuer),
     upstream: new UpstreamProviders(ctx),
+    factors: createSecondFactors(ctx),
   });
   devMailRoutes(app, ctx, issuer);
 }

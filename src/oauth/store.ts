@@ -115,7 +115,8 @@ export async function grantIsLive(db: Db, grantId: string): Promise<boolean> {
 export async function purgeExpired(db: Db, before: Date): Promise<number> {
   const models = await db.delete(providerModelsTable).where(lt(providerModelsTable.expiresAt, before)).returning({ id: providerModelsTable.id });
   const secrets = await db.delete(emailTokensTable).where(lt(emailTokensTable.expiresAt, before)).returning({ id: emailTokensTable.id });
-  return models.length + secrets.length;
+  const pending = await db.delete(pendingFactorsTable).where(lt(pendingFactorsTable.expiresAt, before)).returning({ flow: pendingFactorsTable.flow });
+  return models.length + secrets.length + pending.length;
 }
 
 // --- single-use secrets sent by email ---------------------------------------------------------
@@ -205,4 +206,34 @@ export async function findIdentity(db: Db, provider: string, subject: string): P
 
 export async function linkIdentity(db: Db, row: typeof userIdentitiesTable.$inferInsert): Promise<void> {
   await db.insert(userIdentitiesTable).values(row).onConflictDoNothing();
+}
+
+// --- sign-ins waiting for their second factor ---------------------------------------------------
+
+export const pendingFactorsTable = pgTable('signin_pending_factors', {
+  flow: text('flow').primaryKey(),
+  userId: uuid('user_id').notNull(),
+  amr: text('amr').array().notNull(),
+  expiresAt: timestamptz('expires_at').notNull(),
+});
+
+export type PendingFactor = typeof pendingFactorsTable.$inferSelect;
+
+/** Records that the flow's first factor passed (for this account; a later first factor replaces it). */
+export async function setPendingFactor(db: Db, row: PendingFactor): Promise<void> {
+  await db.insert(pendingFactorsTable).values(row)
+    .onConflictDoUpdate({ target: pendingFactorsTable.flow, set: { userId: row.userId, amr: row.amr, expiresAt: row.expiresAt } });
+}
+
+export async function findPendingFactor(db: Db, flow: string): Promise<PendingFactor | undefined> {
+  const [row] = await db.select().from(pendingFactorsTable).where(and(eq(pendingFactorsTable.flow, flow), gt(pendingFactorsTable.expiresAt, new Date())));
+  return row;
+}
+
+/** Ends the wait once the second factor is given: true for exactly one caller. */
+export async function takePendingFactor(db: Db, flow: string, userId: string): Promise<boolean> {
+  const rows = await db.delete(pendingFactorsTable)
+    .where(and(eq(pendingFactorsTable.flow, flow), eq(pendingFactorsTable.userId, userId), gt(pendingFactorsTable.expiresAt, new Date())))
+    .returning({ flow: pendingFactorsTable.flow });
+  return rows.length > 0;
 }

@@ -128,6 +128,10 @@ forEachEngine('tenant isolation walk', (engine) => {
       const path = routePath(route, values);
       const r = await call(service, route.method, path, { token: credentialFor(route, c), ...validBody(route) });
       const notFound = r.status === 404 && pathParams(route.url).length > 1;
+      // Changing second factors needs a recent sign-in, which no fixture credential is: refused
+      // with that reason, the request got past authentication.
+      const needsFreshSignin = r.status === 403 && (r.body as { error?: { code?: string } }).error?.code === 'reauthentication_required';
+      if (needsFreshSignin) continue;
       if (r.status === 401 || r.status === 403 || notFound || r.status >= 500) failures.push(describe(route, path, r));
     }
     assert.deepEqual(failures, []);

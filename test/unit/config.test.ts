@@ -36,7 +36,7 @@ test('defaults: the embedded quick start on this machine only', () => {
   assert.equal(config.logLevel, 'info');
   assert.equal(config.trustProxy, false);
   assert.equal(config.exposed, false);
-  assert.deepEqual(config.signin, { passwordLogin: true, emailLogin: true, upstream: [], limits: { perAccount: 10, perIp: 100, tokenPerIp: 600, devicePerIp: 30, windowMs: 15 * 60_000 } });
+  assert.deepEqual(config.signin, { passwordLogin: true, emailLogin: true, upstream: [], adminsNeedSecondFactor: false, limits: { perAccount: 10, perIp: 100, tokenPerIp: 600, devicePerIp: 30, windowMs: 15 * 60_000 } });
   assert.deepEqual(config.mail, { smtpUrl: undefined, from: 'Atrium <no-reply@localhost>', devMailbox: true, transport: 'outbox' });
   assert.deepEqual(config.jobs, { worker: true, pollMs: 1000, batchSize: 500, concurrency: 1000, poolSize: 4, leaseMs: 30_000 });
   assert.deepEqual(config.webhooks, {

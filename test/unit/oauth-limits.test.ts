@@ -63,3 +63,18 @@ test('request limits: one window per client address', async () => {
   now += 20_000;
   assert.equal((await limiter.hit('10.1.1.1')).allowed, true);
 });
+
+test('a request that names no account (a passkey challenge) spends the address\'s budget alone', async () => {
+  let now = 1_000_000;
+  const { counters, asked } = memoryCounters(() => now);
+  const limiter = new AttemptLimiter(counters, { perAccount: 1, perIp: 2, windowMs: 60_000 }, () => now);
+  assert.deepEqual(await limiter.attemptFromIp('10.0.0.1'), { allowed: true, retryAfter: 0 });
+  assert.deepEqual(asked.at(-1), ['signin:i:10.0.0.1']);
+  assert.equal((await limiter.attemptFromIp('10.0.0.1')).allowed, true, 'the limit itself is allowed');
+  now += 1_500;
+  assert.deepEqual(await limiter.attemptFromIp('10.0.0.1'), { allowed: false, retryAfter: 59 });
+  assert.equal((await limiter.check('ann@example.test', '10.0.0.1')).allowed, false, 'the same budget as the forms\'');
+  assert.equal((await limiter.attemptFromIp('10.0.0.2')).allowed, true, 'another address');
+  now += 60_000;
+  assert.equal((await limiter.attemptFromIp('10.0.0.1')).allowed, true, 'a new window');
+});

@@ -40,8 +40,11 @@ let refreshing: Promise<Tokens> | undefined;
 const base64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
 const randomString = () => base64url(crypto.getRandomValues(new Uint8Array(32)));
 
-/** Sends the browser to the sign-in page; it comes back to /console/callback. */
-export async function signIn(returnTo: string, loginHint?: string): Promise<never> {
+/**
+ * Sends the browser to the sign-in page; it comes back to /console/callback. `fresh` asks for a new
+ * sign-in even while the browser's session lasts (changing second factors needs a recent one).
+ */
+export async function signIn(returnTo: string, loginHint?: string, options: { fresh?: boolean } = {}): Promise<never> {
   const pending: Pending = { state: randomString(), verifier: randomString(), returnTo };
   sessionStorage.setItem(PENDING_KEY, JSON.stringify(pending));
   const challenge = base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(pending.verifier))));
@@ -54,6 +57,7 @@ export async function signIn(returnTo: string, loginHint?: string): Promise<neve
     code_challenge: challenge,
     code_challenge_method: 'S256',
     ...(loginHint ? { login_hint: loginHint } : {}),
+    ...(options.fresh ? { prompt: 'login', max_age: '0' } : {}),
   });
   location.assign(`${PUBLIC_URL}/oauth/authorize?${query}`);
   return new Promise<never>(() => {});

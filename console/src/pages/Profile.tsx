@@ -1,4 +1,4 @@
-// The signed-in user's own profile.
+// The signed-in user's own profile and second factors.
 import { Button, Group, Stack, TextInput, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { notifications } from '@mantine/notifications';
@@ -8,6 +8,7 @@ import { api, unwrap } from '../api.ts';
 import { invalidate, meQuery } from '../app/query.ts';
 import { Facts } from '../ui/actions.tsx';
 import { ErrorAlert } from '../ui/feedback.tsx';
+import SecondFactors from './SecondFactors.tsx';
 
 export default function Profile() {
   const me = useQuery(meQuery);
@@ -40,6 +41,7 @@ export default function Profile() {
           <Group><Button type="submit">Save</Button></Group>
         </Stack>
       </form>
+      <SecondFactors />
     </Stack>
   );
 }

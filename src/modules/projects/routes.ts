@@ -36,6 +36,15 @@ export function projectRoutes(app: Api, ctx: AppContext): void {
     return service.projectView(await service.replaceSettings(ctx.db, request.params.project_id, request.body));
   });
 
+  app.put('/accounts/projects/:project_id/sign-in-policy', {
+    config: { auth: { permission: 'admin' } },
+    schema: {
+      tags, summary: 'Require (or stop requiring) a second factor of the project\'s admins',
+      description: 'While on, a member with the admin role who has no second factor cannot act as an admin (`second_factor_required`). A user turning it on must have a second factor already.',
+      params: ProjectParams, body: schema.SigninPolicy, response: { 200: schema.Project },
+    },
+  }, async (request) => service.projectView(await service.setSigninPolicy(ctx, request.principal!, request.params.project_id, request.body.admins_need_second_factor)));
+
   app.get('/accounts/projects/:project_id/status', {
     config: { auth: { permission: 'member' } },
     schema: { tags, summary: 'Whether the project is enabled', params: ProjectParams, response: { 200: schema.ProjectStatus } },

@@ -12,8 +12,13 @@ export const Project = Type.Object({
   project_key: Type.String({ description: 'Short form of the project id' }),
   settings: JsonObject(),
   enabled: Type.Boolean(),
+  admins_need_second_factor: Type.Boolean({ description: 'Members with the admin role must have a second factor to act as admins (docs/sign-in.md)' }),
   created_at: Timestamp,
 }, { $id: 'Project' });
+
+export const SigninPolicy = Type.Object({
+  admins_need_second_factor: Type.Boolean({ description: 'Require a second factor (authenticator app or passkey) of the project\'s admins' }),
+});
 
 export const ProjectCreate = Type.Object({
   name: Name,
@@ -67,6 +72,7 @@ export const Member = Type.Object({
   can_create_rooms: Type.Boolean(),
   can_create_agents: Type.Boolean(),
   can_use_llm_proxy: Type.Boolean(),
+  second_factor: Type.Boolean({ description: 'Whether the user has a second factor (authenticator app or passkey)' }),
   added_at: Timestamp,
 });
 

@@ -2,11 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import type { Memberships, Principal } from '../../platform/http/auth.ts';
-import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
+import { apiError, badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import { applyLegacyFlags, effectiveRoles, isRole, legacyFlagsOf, primaryRole, type LegacyFlags, type Role } from '../../platform/http/roles.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import { findUserByEmail, findUserById } from '../users/service.ts';
+import { findUserByEmail, findUserById, hasSecondFactor } from '../users/service.ts';
 import { forgetInvitationsFor, invitationView, invite } from './invitations.ts';
 import * as store from './store.ts';
 
@@ -23,16 +23,45 @@ export function projectView(project: store.ProjectRow) {
     project_key: Buffer.from(project.id.replaceAll('-', ''), 'hex').toString('base64url').replaceAll('-', '.'),
     settings: project.settings,
     enabled: project.enabled,
+    admins_need_second_factor: project.adminsNeedSecondFactor,
     created_at: project.createdAt.toISOString(),
   };
 }
 
-/** Membership lookups for the platform's auth hook and for other modules' rules. */
-export function memberships(db: Db): Memberships {
+/**
+ * Membership lookups for the platform's auth hook and for other modules' rules. Where the project
+ * or the deployment asks a second factor of admins, a member without one keeps the admin role but
+ * cannot act with it: they act with their other roles, and an admin action says why it is refused.
+ */
+export function memberships(ctx: AppContext): Memberships {
+  const { db } = ctx;
+  const deploymentRequires = ctx.config.signin.adminsNeedSecondFactor;
   return {
     rolesOf: (userId, projectId) => store.memberRoles(db, projectId, userId),
+    async accessOf(userId, projectId) {
+      const member = await store.memberAccess(db, projectId, userId, deploymentRequires);
+      if (!member) return undefined;
+      if (!member.required || member.hasSecondFactor || !member.roles.includes('admin')) return { roles: member.roles };
+      const others = member.roles.filter((role) => role !== 'admin');
+      return { roles: others.length > 0 ? others : ['member'], withheld: { roles: ['admin'], refusal: ADMIN_NEEDS_SECOND_FACTOR } };
+    },
     sharesProjectWithRole: (viewerId, userId, roles) => store.sharesProjectWithRole(db, viewerId, userId, roles),
   };
+}
+
+const ADMIN_NEEDS_SECOND_FACTOR = apiError('second_factor_required', 'This project requires its admins to have a second factor: add an authenticator app or a passkey on your account page, then try again');
+
+/**
+ * Turns the project's second-factor requirement for admins on or off. A user turning it on must
+ * have a second factor already, or the change would take their own admin role away at once.
+ */
+export async function setSigninPolicy(ctx: AppContext, principal: Principal, projectId: string, adminsNeedSecondFactor: boolean): Promise<store.ProjectRow> {
+  if (adminsNeedSecondFactor && principal.kind !== 'api_key' && principal.userId && !(await hasSecondFactor(ctx.db, principal.userId))) {
+    throw conflict('Add a second factor to your own account before requiring one of the project\'s admins');
+  }
+  const project = await store.setAdminsNeedSecondFactor(ctx.db, projectId, adminsNeedSecondFactor);
+  if (!project) throw notFound('Project');
+  return project;
 }
 
 /** Creates a project owned by `ownerUserId`, who becomes its first admin. */
@@ -134,7 +163,7 @@ export async function listMembers(db: Db, projectId: string, page: Page) {
   const { items, total } = await store.listMembers(db, projectId, page);
   return {
     total,
-    users: items.map(({ user, roles, addedAt }) => ({
+    users: items.map(({ user, roles, addedAt, secondFactor }) => ({
       id: user.id,
       user_id: user.id,
       email: user.email,
@@ -142,6 +171,7 @@ export async function listMembers(db: Db, projectId: string, page: Page) {
       last_name: user.lastName,
       roles: roles.filter(isRole),
       ...legacyFlagsOf(effectiveRoles(roles)),
+      second_factor: secondFactor,
       added_at: addedAt.toISOString(),
     })),
   };

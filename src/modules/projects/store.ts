@@ -4,7 +4,7 @@ import { alias, boolean, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
-import { usersTable } from '../users/tables.ts';
+import { hasSecondFactorSql, usersTable } from '../users/tables.ts';
 
 export const projectsTable = pgTable('projects', {
   id: uuid('id').primaryKey(),
@@ -12,6 +12,7 @@ export const projectsTable = pgTable('projects', {
   ownerUserId: uuid('owner_user_id'),
   settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
   enabled: boolean('enabled').notNull().default(true),
+  adminsNeedSecondFactor: boolean('admins_need_second_factor').notNull().default(false),
   createdAt: timestamptz('created_at').notNull().defaultNow(),
 });
 
@@ -67,6 +68,25 @@ export async function memberRoles(db: Db, projectId: string, userId: string): Pr
   return row?.roles;
 }
 
+/**
+ * A member's roles, and whether a second factor is asked of the project's admins and this member has
+ * one (looked up only when it is asked: by the project, or by the deployment with `required`).
+ */
+export async function memberAccess(db: Db, projectId: string, userId: string, required: boolean) {
+  const [row] = await db.select({
+    roles: projectMembersTable.roles,
+    required: sql<boolean>`(${projectsTable.adminsNeedSecondFactor} or ${required})`,
+    hasSecondFactor: sql<boolean>`case when ${projectsTable.adminsNeedSecondFactor} or ${required} then ${hasSecondFactorSql(projectMembersTable.userId)} else true end`,
+  }).from(projectMembersTable).innerJoin(projectsTable, eq(projectsTable.id, projectMembersTable.projectId))
+    .where(and(eq(projectMembersTable.projectId, projectId), eq(projectMembersTable.userId, userId)));
+  return row;
+}
+
+export async function setAdminsNeedSecondFactor(db: Db, projectId: string, value: boolean): Promise<ProjectRow | undefined> {
+  const [row] = await db.update(projectsTable).set({ adminsNeedSecondFactor: value }).where(eq(projectsTable.id, projectId)).returning();
+  return row;
+}
+
 /** Adds a member or replaces their roles. */
 export async function upsertMember(db: Db, projectId: string, userId: string, roles: string[]): Promise<void> {
   await db.insert(projectMembersTable).values({ projectId, userId, roles })
@@ -96,7 +116,7 @@ export async function listMembers(db: Db, projectId: string, page: Page) {
     eq(projectMembersTable.projectId, projectId),
     page.filter ? or(ilike(usersTable.email, likeContains(page.filter)), ilike(usersTable.firstName, likeContains(page.filter)), ilike(usersTable.lastName, likeContains(page.filter))) : undefined,
   );
-  const rows = await db.select({ user: usersTable, roles: projectMembersTable.roles, addedAt: projectMembersTable.createdAt, total: windowTotal })
+  const rows = await db.select({ user: usersTable, roles: projectMembersTable.roles, addedAt: projectMembersTable.createdAt, secondFactor: sql<boolean>`${hasSecondFactorSql(usersTable.id)}`, total: windowTotal })
     .from(projectMembersTable).innerJoin(usersTable, eq(usersTable.id, projectMembersTable.userId))
     .where(where).orderBy(asc(usersTable.email), asc(usersTable.id)).limit(page.limit).offset(page.offset);
   return pageResult(rows, page, async () => {

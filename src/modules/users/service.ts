@@ -11,6 +11,8 @@ import * as store from './store.ts';
 
 // Reads and writes other modules (the OAuth server's sign-in, projects) may use; rules stay here.
 export { findUserByEmail, findUserById, updateUser, type UserRow } from './store.ts';
+// Second factors: the sign-in pages verify them, the projects module asks who has one.
+export { createSecondFactors, hasSecondFactor, type SecondFactors } from './factors.ts';
 
 export const PASSWORD_MIN_LENGTH = 8;
 

@@ -1,10 +1,12 @@
 // Static assets of the sign-in pages and the routes that serve them: the service serves its own
-// stylesheet and logo (no external fonts, scripts or images), so the pages work offline and the CSP
-// can stay strict.
+// stylesheet, logo and passkey scripts (no external fonts, scripts or images), so the pages work
+// offline and the CSP can stay strict.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Type } from 'typebox';
 import type { Api } from '../../platform/http/module.ts';
 import { ASSETS } from '../pages.ts';
-import { PAGE_ROUTE } from '../respond.ts';
+import { PAGE_ROUTE, SECURITY_HEADERS } from '../respond.ts';
 import { PAGE } from './schemas.ts';
 
 /** The default logo, shown when a client has no logo_url. */
@@ -124,10 +126,59 @@ ul.scopes li { margin-bottom: 0.35rem; }
 table { width: 100%; border-collapse: collapse; font-size: 0.95rem; }
 th, td { text-align: left; padding: 0.4rem; border-bottom: 1px solid var(--border); vertical-align: top; }
 pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+[hidden] { display: none !important; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 `;
 
+/** @simplewebauthn/browser's bundle, which defines `SimpleWebAuthnBrowser` (its package exports only its modules). */
+const WEBAUTHN_JS = readFileSync(fileURLToPath(new URL('../dist/bundle/index.umd.min.js', import.meta.resolve('@simplewebauthn/browser'))), 'utf8');
+
+/**
+ * The passkey buttons (pages.ts passkeyForm): shown where the browser has WebAuthn; a click asks the
+ * server for options (with the form's CSRF token), lets the authenticator answer, and posts the answer
+ * with the form, so the server's answer is a page like any other form's.
+ */
+const PASSKEY_JS = `(() => {
+  const webauthn = window.SimpleWebAuthnBrowser;
+  if (!webauthn || !webauthn.browserSupportsWebAuthn()) return;
+  for (const form of document.querySelectorAll('form[data-options]')) {
+    const error = form.querySelector('[data-passkey-error]');
+    const fail = (message) => { error.textContent = message; error.hidden = false; };
+    form.hidden = false;
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      error.hidden = true;
+      let options;
+      try {
+        const response = await fetch(form.dataset.options, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+          body: new URLSearchParams({ _csrf: form.elements._csrf.value }),
+        });
+        if (!response.ok) return fail('This page is out of date. Reload it and try again.');
+        options = await response.json();
+      } catch {
+        return fail('The server could not be reached. Try again.');
+      }
+      try {
+        form.elements.response.value = JSON.stringify(await webauthn.startAuthentication({ optionsJSON: options }));
+      } catch (cause) {
+        return fail(cause && cause.name === 'NotAllowedError' ? 'No passkey was used. Try again, or sign in another way.' : 'The passkey could not be used: ' + (cause && cause.message));
+      }
+      form.submit();
+    });
+  }
+})();
+`;
+
 export function assetRoutes(route: Api): void {
+  for (const [name, body] of [['webauthn.js', WEBAUTHN_JS], ['passkey.js', PASSKEY_JS]] as const) {
+    route.get(`${ASSETS}/${name}`, {
+      config: PAGE_ROUTE,
+      schema: { ...PAGE, summary: 'Passkey script of the sign-in pages', response: { 200: Type.String() } },
+    }, async (_request, reply) => reply.headers(SECURITY_HEADERS).type('text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600').send(body));
+  }
+
   route.get(`${ASSETS}/style.css`, {
     config: PAGE_ROUTE,
     schema: { ...PAGE, summary: 'Sign-in page stylesheet', response: { 200: Type.String() } },

@@ -1,11 +1,12 @@
 // Confirming an address from the emailed link, and asking for the link again. The link may be
 // opened in another browser than the one that signed up: it then confirms without signing in.
 import type { Api } from '../../platform/http/module.ts';
+import { loginResult } from '../amr.ts';
 import { confirmPage, messagePage } from '../pages.ts';
 import { PAGE_ROUTE } from '../respond.ts';
 import { appName, finish, linkExpired, pipeline, render, signInPage, view, type Signin, type SigninKit } from './pipeline.ts';
 import { EmailForm, FlowParams, PAGE, PAGE_ANSWERS, TokenForm, TokenQuery } from './schemas.ts';
-import { brandLinkedFlow, checkCsrf, loadFlow, readEmail, requireLogin, spendMailAttempt, type Again } from './steps.ts';
+import { brandLinkedFlow, checkCsrf, loadFlow, readEmail, requireLogin, secondFactorStep, spendMailAttempt, type Again } from './steps.ts';
 
 // The address is a hidden field of the unconfirmed page, which cannot be shown again without the
 // account: a bad address goes back to the sign-in form.
@@ -24,9 +25,12 @@ async function confirmAddress(s: Signin) {
   if (!s.user) return linkExpired(s, 'This confirmation link is invalid, was already used, or has expired.');
 }
 
-/** Confirmed in the browser that signed up: carry on with the sign-in it started. */
-function continueSignin(s: Signin) {
-  if (s.flow?.prompt.name === 'login') return finish(s, { login: { accountId: s.user!.id, amr: ['otp'] } });
+/**
+ * Confirmed in the browser that signed up: carry on with the sign-in it started (through the second
+ * factor, as every sign-in, when the client asks for two).
+ */
+async function continueSignin(s: Signin) {
+  if (s.flow?.prompt.name === 'login') return (await secondFactorStep(s, s.flow, ['otp'])) ?? finish(s, loginResult(s.user!.id, ['otp']));
   return render(s, messagePage({ title: 'Email confirmed', branding: s.branding, message: 'Your email address is confirmed. Return to the application to sign in.', role: 'status' }));
 }
 

@@ -2,16 +2,18 @@
 // the way oidc-provider builds its endpoints. A step either adds to the state (the flow, its
 // branding, the address, the account) or answers — a page, a redirect — and the first answer ends
 // the pipeline. Steps several forms share are in steps.ts; each form's file lists its pipeline.
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Interaction, Provider } from 'oidc-provider';
 import type { AppContext } from '../../context.ts';
-import type { UserRow } from '../../modules/users/service.ts';
+import type { SecondFactors, UserRow } from '../../modules/users/service.ts';
 import type { SigninService } from '../accounts.ts';
 import type { Branding } from '../clients.ts';
 import type { Csrf } from '../csrf.ts';
 import type { AttemptLimiter } from '../limits.ts';
-import { errorPage, loginPage, type FlowPage, type Page } from '../pages.ts';
-import { sendPage } from '../respond.ts';
+import type { PendingFactor } from '../store.ts';
+import { errorPage, loginPage, type FactorChoices, type FlowPage, type Page } from '../pages.ts';
+import { sendJson, sendPage } from '../respond.ts';
 import type { UpstreamProviders, UpstreamState } from '../upstream.ts';
 
 /** What the sign-in routes share, built once per app (routes.ts). */
@@ -23,6 +25,7 @@ export interface SigninKit {
   readonly limiter: AttemptLimiter;
   readonly csrf: Csrf;
   readonly upstream: UpstreamProviders;
+  readonly factors: SecondFactors;
 }
 
 /** Every field a sign-in form posts or a page's query carries; each route's schema admits some. */
@@ -35,6 +38,8 @@ export interface SigninFields {
   readonly first_name?: string | undefined;
   readonly last_name?: string | undefined;
   readonly decision?: string | undefined;
+  /** A passkey's answer (the browser's `AuthenticationResponseJSON`, as JSON text). */
+  readonly response?: string | undefined;
   readonly notice?: string | undefined;
   readonly error?: string | undefined;
 }
@@ -57,6 +62,14 @@ export interface Signin {
   user: UserRow | undefined;
   /** The upstream sign-in this browser started (its callback only). */
   upstream: UpstreamState | undefined;
+  /** The first factor this flow passed, while it waits for the second. */
+  pending: PendingFactor | undefined;
+  /** A passkey's answer from the form (readPasskeyAnswer). */
+  passkeyAnswer: AuthenticationResponseJSON | undefined;
+  /** How the second factor was proved (its `amr`), once it was. */
+  proof: string | undefined;
+  /** The second factors the account can give (the factor page's choices). */
+  choices: FactorChoices | undefined;
   csrfToken: string | undefined;
 }
 
@@ -85,6 +98,10 @@ export function pipeline(kit: SigninKit, steps: readonly Step[]) {
       email: undefined,
       user: undefined,
       upstream: undefined,
+      pending: undefined,
+      passkeyAnswer: undefined,
+      proof: undefined,
+      choices: undefined,
       csrfToken: undefined,
     };
     for (const step of steps) {
@@ -102,6 +119,12 @@ export function pipeline(kit: SigninKit, steps: readonly Step[]) {
 
 export function render(s: Signin, page: Page): Answered {
   sendPage(s.reply, page);
+  return ANSWERED;
+}
+
+/** A JSON answer to a page's script (passkey options). */
+export function json(s: Signin, body: unknown): Answered {
+  sendJson(s.reply, body);
   return ANSWERED;
 }
 

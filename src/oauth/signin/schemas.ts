@@ -24,6 +24,10 @@ export const CodeForm = Type.Object({ _csrf: csrf, email, code: Field(20) });
 export const SignupForm = Type.Object({ _csrf: csrf, email, password, first_name: Field(200), last_name: Field(200) });
 export const TokenForm = Type.Object({ _csrf: csrf, token });
 export const ResetForm = Type.Object({ _csrf: csrf, token, password });
+export const FactorCodeForm = Type.Object({ _csrf: csrf, code: Field(40) });
+export const PasskeyForm = Type.Object({ _csrf: csrf, response: Field(8000) });
+/** `PublicKeyCredentialRequestOptionsJSON` for the page's script. */
+export const PasskeyOptions = Type.Record(Type.String(), Type.Unknown(), { description: 'WebAuthn request options (JSON) for navigator.credentials.get()' });
 export const ConsentForm = Type.Object({ _csrf: csrf, decision: Type.Optional(Type.Enum(['allow', 'deny'])) });
 export const NoticeQuery = Type.Object({ notice: Field(50) });
 export const TokenQuery = Type.Object({ token: Type.String({ maxLength: 200, pattern: SINGLE_LINE }) });

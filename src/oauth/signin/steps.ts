@@ -1,12 +1,16 @@
 // Steps the sign-in forms share: the form came from this browser (CSRF), the flow this browser is
-// in and its prompt, the address typed, the attempt budget, the new password, and signing in.
-import { errors } from 'oidc-provider';
+// in and its prompt, the address typed, the attempt budget, the new password, signing in (or going
+// on to the second factor), and a passkey's answer.
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import { errors, type Interaction } from 'oidc-provider';
 import { PASSWORD_MIN_LENGTH, findUserById } from '../../modules/users/service.ts';
 import { normaliseEmail } from '../accounts.ts';
+import { asksForSecondFactor, loginResult, type Amr } from '../amr.ts';
 import { clientBranding } from '../clients.ts';
 import type { LimitVerdict } from '../limits.ts';
 import type { FlowPage, Page } from '../pages.ts';
-import { expired, finish, refused, render, view, type Signin, type Step } from './pipeline.ts';
+import { setPendingFactor } from '../store.ts';
+import { expired, finish, redirect, refused, render, view, type Answered, type Signin, type Step } from './pipeline.ts';
 
 /** How a form shows itself again, with an error. */
 export type Again = (s: Signin, error: string, status: number) => Page;
@@ -93,7 +97,36 @@ export async function countFailure(s: Signin): Promise<void> {
   await s.kit.limiter.fail(s.email!, s.request.ip);
 }
 
-/** Signs the account the steps established in to the flow (`amr`: how it proved itself). */
-export const signIn = (amr: 'pwd' | 'otp'): Step => function signIn(s) {
-  return finish(s, { login: { accountId: s.user!.id, amr: [amr] } });
+const factorPath = (uid: string) => `/interaction/${encodeURIComponent(uid)}/factor`;
+
+/**
+ * After the first factor: when the account has a second factor, or the client asks for two, the
+ * flow remembers who passed the first (server-side, until the flow expires) and sends the browser to
+ * the factor page. Undefined when one factor is the whole sign-in.
+ */
+export async function secondFactorStep(s: Signin, flow: Interaction, amr: readonly Amr[]): Promise<Answered | undefined> {
+  const user = s.user!;
+  if (!asksForSecondFactor(flow.params) && !(await s.kit.factors.hasSecondFactor(user.id))) return undefined;
+  await setPendingFactor(s.kit.ctx.db, { flow: flow.uid, userId: user.id, amr: [...amr], expiresAt: new Date(flow.exp * 1000) });
+  return redirect(s, factorPath(flow.uid));
+}
+
+/** Signs the account the steps established in to the flow (`amr`: how it proved itself), or asks for its second factor. */
+export const signIn = (amr: 'pwd' | 'otp'): Step => async function signIn(s) {
+  return (await secondFactorStep(s, s.flow!, [amr])) ?? finish(s, loginResult(s.user!.id, [amr]));
+};
+
+/** A passkey's answer from the form, when it has the shape of one. */
+export const readPasskeyAnswer = (again: Again): Step => function readPasskeyAnswer(s) {
+  let answer: unknown;
+  try {
+    answer = JSON.parse(s.fields.response ?? '');
+  } catch {
+    answer = undefined;
+  }
+  const shaped = answer as Partial<AuthenticationResponseJSON> | undefined;
+  if (typeof shaped?.id !== 'string' || typeof shaped.response !== 'object' || shaped.response === null) {
+    return render(s, again(s, 'The passkey\'s answer did not arrive. Try again.', 400));
+  }
+  s.passkeyAnswer = shaped as AuthenticationResponseJSON;
 };

@@ -4,11 +4,12 @@
 import { Type } from 'typebox';
 import type { Api } from '../../platform/http/module.ts';
 import { UPSTREAM_COOKIE_PATH } from '../upstream.ts';
+import { loginResult } from '../amr.ts';
 import { errorPage } from '../pages.ts';
 import { Html, PAGE_ROUTE } from '../respond.ts';
 import { expired, pipeline, redirect, render, signInPage, type Signin, type SigninKit } from './pipeline.ts';
 import { CsrfOnly, PAGE, ProviderId, Uid, UpstreamCallbackQuery } from './schemas.ts';
-import { checkCsrf, loadFlow, requireLogin } from './steps.ts';
+import { checkCsrf, loadFlow, requireLogin, secondFactorStep } from './steps.ts';
 
 const providerId = (s: Signin) => (s.request.params as { provider: string }).provider;
 const stateCookie = (id: string) => `atrium_upstream_${id.replaceAll('-', '_')}`;
@@ -60,12 +61,15 @@ async function redeemCallback(s: Signin) {
 
 /**
  * The interaction cookie is path-scoped to /interaction and not sent to this callback, so the
- * result is stored on the interaction directly, as interactionResult does.
+ * result is stored on the interaction directly, as interactionResult does. An account with a second
+ * factor goes on to the factor page, under /interaction, where the browser's cookie binds it again.
  */
 async function signInToFlow(s: Signin) {
   const interaction = await s.kit.provider.Interaction.find(s.uid);
   if (!interaction || interaction.prompt.name !== 'login') return expired(s);
-  interaction.result = { login: { accountId: s.user!.id } };
+  const waiting = await secondFactorStep(s, interaction, []);
+  if (waiting) return waiting;
+  interaction.result = loginResult(s.user!.id, []);
   await interaction.save(Math.max(1, interaction.exp - Math.floor(Date.now() / 1000)));
   return redirect(s, interaction.returnTo);
 }

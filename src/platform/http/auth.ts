@@ -32,6 +32,8 @@ export interface Principal {
   /** OAuth scopes granted to the token. */
   scopes?: ReadonlySet<string> | undefined;
   clientId?: string | undefined;
+  /** When the user signed in (epoch seconds), for credentials that come from a sign-in (OAuth tokens). */
+  authTime?: number | undefined;
   /** Human-readable identity (email, key name) used as participant name. */
   name: string;
 }
@@ -39,6 +41,20 @@ export interface Principal {
 export interface ProjectAccess {
   projectId: string;
   roles: ReadonlySet<Role>;
+  /** Roles the caller holds but may not act with now, and the error that says why. */
+  withheld?: Withheld | undefined;
+}
+
+/** Roles a member holds but may not use until they meet a project's policy (e.g. a second factor). */
+export interface Withheld {
+  roles: readonly string[];
+  refusal: ApiError;
+}
+
+/** What a member may act with in a project. */
+export interface MemberAccess {
+  roles: readonly string[];
+  withheld?: Withheld | undefined;
 }
 
 /**
@@ -98,6 +114,11 @@ export interface CredentialVerifier {
 export interface Memberships {
   /** A user's direct roles in a project, or undefined when not a member. */
   rolesOf(userId: string, projectId: string): Promise<readonly string[] | undefined>;
+  /**
+   * The roles a member may act with now, and those withheld by a project policy; undefined when not
+   * a member. Without it, a member acts with every role `rolesOf` names.
+   */
+  accessOf?(userId: string, projectId: string): Promise<MemberAccess | undefined>;
   /** Whether `userId` is a member of some project where `viewerId` holds one of `roles`. */
   sharesProjectWithRole(viewerId: string, userId: string, roles: readonly string[]): Promise<boolean>;
 }
@@ -115,7 +136,7 @@ declare module 'fastify' {
 }
 
 interface CachedPrincipal { principal: Principal }
-interface CachedRoles { roles: readonly string[] | undefined }
+interface CachedRoles { access: MemberAccess | undefined }
 
 export class Auth {
   readonly #verifiers: CredentialVerifier[] = [];
@@ -168,13 +189,16 @@ export class Auth {
     this.#roleCache.delete(`${userId}:${projectId}`);
   }
 
-  async directRoles(userId: string, projectId: string): Promise<readonly string[] | undefined> {
+  async directRoles(userId: string, projectId: string): Promise<MemberAccess | undefined> {
     const key = `${userId}:${projectId}`;
     const cached = this.#roleCache.get(key);
-    if (cached) return cached.roles;
-    const roles = await this.#memberships.rolesOf(userId, projectId);
-    this.#roleCache.set(key, { roles });
-    return roles;
+    if (cached) return cached.access;
+    const memberships = this.#memberships;
+    const access = memberships.accessOf
+      ? await memberships.accessOf(userId, projectId)
+      : await memberships.rolesOf(userId, projectId).then((roles) => roles && { roles });
+    this.#roleCache.set(key, { access });
+    return access;
   }
 
   /** The caller's roles in a project; a project the caller cannot see is "not found". */
@@ -185,9 +209,9 @@ export class Auth {
       return { projectId, roles: effectiveRoles(principal.keyRoles ?? ['admin']) };
     }
     if (principal.kind === 'participant') return { projectId, roles: effectiveRoles(principal.keyRoles ?? []) };
-    const direct = principal.userId ? await this.directRoles(principal.userId, projectId) : undefined;
-    if (!direct) throw notFound('Project');
-    return { projectId, roles: effectiveRoles(direct) };
+    const member = principal.userId ? await this.directRoles(principal.userId, projectId) : undefined;
+    if (!member) throw notFound('Project');
+    return { projectId, roles: effectiveRoles(member.roles), withheld: member.withheld };
   }
 }
 
@@ -281,6 +305,8 @@ function isLookup(project: AuthRequirement['project']): project is ProjectLookup
 }
 
 function checkRole(access: ProjectAccess, role: Role): ProjectAccess {
-  if (!access.roles.has(role)) throw forbidden(`This requires the ${role} role in the project`);
-  return access;
+  if (access.roles.has(role)) return access;
+  // A role the caller holds but may not use yet says why, rather than that it is missing.
+  if (access.withheld && effectiveRoles(access.withheld.roles).has(role)) throw access.withheld.refusal;
+  throw forbidden(`This requires the ${role} role in the project`);
 }

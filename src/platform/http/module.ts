@@ -4,7 +4,6 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.ts';
-import type { Db } from '../db/engine.ts';
 import type { EventConsumer, EventDefinition } from '../events/catalogue.ts';
 import type { JobHandler } from '../jobs/worker.ts';
 import type { Schedule, Timetable } from '../jobs/scheduler.ts';
@@ -23,7 +22,7 @@ export interface Module {
   /** Credential kinds the module verifies (API keys, personal access tokens, OAuth access tokens). */
   readonly verifiers?: (ctx: AppContext) => readonly CredentialVerifier[];
   /** Project membership lookups for the auth hook; exactly one module provides them. */
-  readonly memberships?: (db: Db) => Memberships;
+  readonly memberships?: (ctx: AppContext) => Memberships;
   /** Which browser origins OAuth clients allow (CORS); the OAuth clients module, exactly one. */
   readonly browserOrigins?: (ctx: AppContext) => BrowserOrigins;
   /** Background job handlers, by outbox topic. */

@@ -33,6 +33,10 @@ export default function MemberList() {
           { header: 'Email', cell: (member) => member.email },
           { header: 'Name', cell: (member) => `${member.first_name} ${member.last_name}`.trim() || '—' },
           { header: 'Roles', cell: (member) => <Group gap={4}>{member.roles.map((role) => <Badge key={role} variant="light">{role}</Badge>)}</Group> },
+          {
+            header: 'Second factor',
+            cell: (member) => (member.second_factor ? <Badge color="green" variant="light">Yes</Badge> : <Badge color="gray" variant="light">None</Badge>),
+          },
           { header: 'Added', cell: (member) => formatTime(member.added_at) },
           ...(can('admin') ? [{
             header: 'Actions',

@@ -1,0 +1,35 @@
+// `atrium factors reset EMAIL`: the operator's recovery for a user who lost every second factor
+// (authenticator app, passkeys and recovery codes): removes them all and mails the account's owner.
+// It opens the database like `serve`, so it runs where the server's settings are.
+import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../config.ts';
+import { openContext } from '../main.ts';
+import { createSecondFactors } from '../modules/users/service.ts';
+import { commandUsage } from './usage.ts';
+
+const FACTORS_USAGE = commandUsage('factors')!;
+
+export async function factorsCommand(args: string[], config: () => Config): Promise<number> {
+  const [sub, email, ...rest] = args;
+  if (sub === 'help' || sub === '--help' || sub === '-h') {
+    process.stdout.write(`${FACTORS_USAGE}\n`);
+    return 0;
+  }
+  if (sub !== 'reset' || !email || rest.length > 0) {
+    process.stderr.write(`${FACTORS_USAGE}\n`);
+    return 2;
+  }
+  const ctx = await openContext(config(), pino({ level: 'warn' }) as unknown as FastifyBaseLogger);
+  try {
+    const reset = await createSecondFactors(ctx).resetAll(email.trim());
+    if (!reset) {
+      process.stderr.write(`atrium: no account has the address ${email}\n`);
+      return 1;
+    }
+    process.stdout.write(`${JSON.stringify(reset)}\n`);
+    return 0;
+  } finally {
+    await ctx.database.close();
+  }
+}
