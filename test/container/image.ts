@@ -82,7 +82,7 @@ async function sdkSmoke(url: string, boot: Boot, room: string): Promise<{ roomId
   return { roomId: created.id, jwt: info.jwt };
 }
 
-describe('the production image, built and run with podman', { timeout: 30 * 60_000 }, () => {
+describe('the production image, built and run with podman', { timeout: 28 * 60_000 }, () => {
   let p: Podman;
   let databaseName: string | undefined;
   const admin = () => postgres(pgUrl!, { max: 1, onnotice: () => {} });
@@ -117,7 +117,7 @@ describe('the production image, built and run with podman', { timeout: 30 * 60_0
     } finally {
       await sql.end({ timeout: 5 });
     }
-  }, { timeout: 25 * 60_000 });
+  }, { timeout: 20 * 60_000 });
 
   after(async () => {
     const t0 = performance.now();

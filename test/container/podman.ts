@@ -63,14 +63,26 @@ export interface Podman {
   destroy(): Promise<void>;
 }
 
-/** Removes every container (stopped at once), volume and image of a store, then the store. */
+/**
+ * Removes every container (stopped at once) and volume of a store, then the store with its images:
+ * deleting the directory is much faster than `podman rmi` here, and nothing is mounted from it once
+ * the containers are gone. Should something still be, `podman rmi` unmounts it first.
+ */
 async function destroyStore(dir: string, env: NodeJS.ProcessEnv): Promise<void> {
-  const podman = (args: string[], timeoutMs: number) => run('podman', args, { env, timeoutMs, allowFailure: true });
+  const podman = async (args: string[], timeoutMs: number) => {
+    const t0 = performance.now();
+    await run('podman', args, { env, timeoutMs, allowFailure: true });
+    progress(`podman ${args.slice(0, 2).join(' ')}: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  };
+  await podman(['rm', '--all', '--force', '--volumes', '--time', '0'], 120_000);
+  await podman(['volume', 'prune', '--force'], 60_000);
   try {
-    await podman(['rm', '--all', '--force', '--volumes', '--time', '0'], 120_000);
-    await podman(['volume', 'prune', '--force'], 60_000);
+    const t0 = performance.now();
+    rmSync(dir, { recursive: true, force: true });
+    progress(`removed the store with its images: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  } catch (error) {
+    progress(`removing ${dir}: ${(error as Error).message}; removing its images first`);
     await podman(['rmi', '--all', '--force'], 300_000);
-  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
