@@ -50,9 +50,12 @@ export function run(command: string, args: string[], options: { env?: NodeJS.Pro
   });
 }
 
-/** The tools the test needs, or what is missing (each a Debian package of the same name). */
+/** The Debian packages the test needs that are not installed. */
 export function missingTools(): string[] {
-  return ['podman', 'runc', 'mmdebstrap', 'podman-compose'].filter((tool) => !onPath(tool));
+  const missing = ['podman', 'runc', 'mmdebstrap', 'podman-compose'].filter((tool) => !onPath(tool));
+  // The CNI plugin by which compose services find each other by name.
+  if (!existsSync('/usr/lib/cni/dnsname')) missing.push('golang-github-containernetworking-plugin-dnsname');
+  return missing;
 }
 
 export interface Podman {
