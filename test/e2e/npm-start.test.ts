@@ -12,6 +12,7 @@ import { test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SERVE_NODE_FLAGS } from '../../bin/serve-flags.js';
 import { SERVER_ENV } from '../../src/cli/server-env.ts';
+import { seedPglite } from '../support/pglite-template.ts';
 import { onPath } from '../support/postgres.ts';
 import { freePort } from '../support/service.ts';
 
@@ -88,10 +89,17 @@ function npmStart(t: TestContext, settings: Record<string, string>, dataDir = mk
   return { pgid, exited, output: () => output };
 }
 
+/** A data dir with a migrated, empty database: for the tests whose point is not the first boot. */
+async function migratedDataDir(): Promise<string> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'atrium-npm-start-'));
+  await seedPglite(dataDir);
+  return dataDir;
+}
+
 test('SIGTERM to `npm start` stops the server gracefully and leaves no process behind', async (t) => {
   const port = await freePort();
   const health = `http://127.0.0.1:${port}/healthz`;
-  const run = npmStart(t, { PORT: String(port) });
+  const run = npmStart(t, { PORT: String(port) }, await migratedDataDir());
   let exitedEarly = false;
   void run.exited.then(() => { exitedEarly = true; });
   await until('the server answers /healthz', START_TIMEOUT_MS, async () => {
@@ -112,7 +120,7 @@ test('SIGTERM to `npm start` stops the server gracefully and leaves no process b
 test('Ctrl-C at a terminal (SIGINT to the whole group, npm forwarding it again) stops the server gracefully', async (t) => {
   const port = await freePort();
   const health = `http://127.0.0.1:${port}/healthz`;
-  const run = npmStart(t, { PORT: String(port) });
+  const run = npmStart(t, { PORT: String(port) }, await migratedDataDir());
   let exitedEarly = false;
   void run.exited.then(() => { exitedEarly = true; });
   await until('the server answers /healthz', START_TIMEOUT_MS, async () => {
