@@ -80,7 +80,8 @@ function collectTestFiles(args: string[]): string[] {
   return [...found].map((p) => relative(process.cwd(), p) || p).sort();
 }
 
-// Run dirs of runs that were SIGKILLed; a day old is safely not a run still in progress.
+// Run dirs of runs that were SIGKILLed, and database templates no run has used for a day (see
+// test/support/pglite-template.ts); a day old is safely not a run still in progress.
 function sweepStaleRunDirs(): void {
   const cutoff = Date.now() - 24 * 3600_000;
   for (const name of readdirSync(tmpdir())) {
@@ -121,6 +122,9 @@ function rememberDurations(results: FileResult[]): void {
   writeFileSync(DURATIONS, `${JSON.stringify(sorted, null, 2)}\n`);
 }
 
+/** The throwaway cluster this run started, for the CPU it used. */
+let cluster: { cpuSeconds(): number | undefined } | undefined;
+
 async function provision(env: NodeJS.ProcessEnv): Promise<string[]> {
   const skips: string[] = [];
   const postgresReady = (async () => {
@@ -134,6 +138,7 @@ async function provision(env: NodeJS.ProcessEnv): Promise<string[]> {
       if ('skipped' in pg) {
         skips.push(`PostgreSQL suites — ${pg.skipped}`);
       } else {
+        cluster = pg;
         env.ATRIUM_TEST_PG_URL = pg.url;
         console.log(`postgres: throwaway cluster at ${pg.url} (initdb + start ${Math.round(performance.now() - t0)} ms)`);
       }
@@ -192,9 +197,6 @@ async function main(): Promise<number> {
 
   sweepStaleRunDirs();
   runDir = mkdtempSync(join(tmpdir(), 'atrium-test-'));
-  // What the files of this run share: templates of a migrated database (test/support/service.ts,
-  // pglite-template.ts), built by the first file that needs one.
-  env.ATRIUM_TEST_RUN_DIR = runDir;
   // Each test file, and each server and CLI a test starts, is a new node that compiles the same
   // modules again: a compile cache kept for the run spares most of that work (on the CLI's test
   // file, a fifth of its CPU). Tests that stand for a user's shell leave it out.
@@ -346,6 +348,8 @@ function printTable(results: FileResult[]): void {
   }
   const cpu = results.reduce((sum, r) => sum + (r.cpuSeconds ?? 0), 0);
   if (cpu > 0) console.log(`CPU of the test files: ${cpu.toFixed(0)} s`);
+  const server = cluster?.cpuSeconds();
+  if (server !== undefined) console.log(`CPU of the PostgreSQL server: ${server.toFixed(0)} s`);
 }
 
 main().then(

@@ -1,10 +1,14 @@
-// A migrated PGlite data directory, built once per test run and copied into every new service's data
-// directory: a copy costs about half a second of CPU and opens at once, where a fresh directory costs
-// PGlite's initdb, a second open and every migration (5–10 s of CPU). The PostgreSQL suites have the same thing as a template
-// database (service.ts). Tests whose point is a first boot (npm start, the README's quick start, the
-// CLI's first run) start from an empty directory and never call this.
+// A migrated PGlite data directory, built once and copied into every new service's data directory: a
+// copy costs about half a second of CPU and opens at once, where a fresh directory costs PGlite's
+// initdb, a second open and every migration (5–10 s of CPU). The PostgreSQL suites have the same
+// thing as a template database on the run's cluster (service.ts). Tests whose point is a first boot
+// (npm start, the README's quick start, the CLI's first run) start from an empty directory.
+//
+// The template lives in the system's temporary directory, named by what it is built from, so later
+// runs (a single file run again and again) reuse it; test/run.ts sweeps `atrium-test-*` entries
+// unused for a day, and each use renews the template's date.
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -12,8 +16,6 @@ import { openDatabase } from '../../src/platform/db/engine.ts';
 import { acquireDirLock, DirLockedError } from '../../src/platform/db/dir-lock.ts';
 import { migrate, migrationsDir } from '../../src/platform/db/migrate.ts';
 
-/** Where templates live: the run's own directory under `npm test`, else the system's temp dir. */
-const home = () => process.env.ATRIUM_TEST_RUN_DIR ?? tmpdir();
 
 /** Named by the migrations, the PGlite release and this file, so a change to any builds a new one. */
 function templateName(): string {
@@ -23,7 +25,7 @@ function templateName(): string {
   for (const file of readdirSync(migrationsDir).filter((f) => f.endsWith('.sql')).sort()) {
     hash.update(file).update(readFileSync(join(migrationsDir, file)));
   }
-  return `atrium-pglite-template-${hash.digest('hex').slice(0, 16)}`;
+  return `atrium-test-pglite-template-${hash.digest('hex').slice(0, 16)}`;
 }
 
 let built: Promise<string> | undefined;
@@ -34,7 +36,7 @@ let built: Promise<string> | undefined;
  */
 export function pgliteTemplate(): Promise<string> {
   built ??= (async () => {
-    const dir = join(home(), templateName());
+    const dir = join(tmpdir(), templateName());
     while (!existsSync(dir)) {
       let lock: { release(): void };
       try {
@@ -50,6 +52,9 @@ export function pgliteTemplate(): Promise<string> {
         lock.release();
       }
     }
+    // In use: not a day-old leftover for the next run's sweep.
+    const now = new Date();
+    utimesSync(dir, now, now);
     return dir;
   })();
   return built;

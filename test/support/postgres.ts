@@ -9,6 +9,8 @@ import postgres from 'postgres';
 
 export interface PostgresHandle {
   url: string;
+  /** CPU seconds the server has used so far, its finished backends included (Linux /proc), if known. */
+  cpuSeconds(): number | undefined;
   stop(): Promise<void>;
   /** For process 'exit' handlers, where nothing asynchronous runs any more. */
   stopSync(): void;
@@ -239,8 +241,10 @@ export async function startPostgres(): Promise<StartResult> {
       if (started.ok) {
         await createDatabase(port);
         const url = `postgres://postgres@127.0.0.1:${port}/atrium_test`;
+        const postmaster = child.pid;
         return {
           url,
+          cpuSeconds: () => (postmaster === undefined ? undefined : processCpuSeconds(postmaster)),
           stopSync,
           async stop() {
             stopSync();
@@ -252,6 +256,21 @@ export async function startPostgres(): Promise<StartResult> {
   } catch (err) {
     stopSync();
     throw err;
+  }
+}
+
+/**
+ * A process's CPU time with that of the children it has waited for (a postmaster's backends), from
+ * /proc/<pid>/stat: utime, stime, cutime and cstime, in clock ticks of 1/100 s on Linux.
+ */
+function processCpuSeconds(pid: number): number | undefined {
+  try {
+    // Fields after the command name, which is in parentheses and may itself hold spaces.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) / 100;
+  } catch {
+    return undefined;
   }
 }
 
