@@ -2,15 +2,15 @@
 // first-run setup from an empty database, then rooms, API keys, OAuth clients with their branded
 // consent page, webhooks with deliveries, storage, every resource family's pages (feeds delivering
 // into a room's storage, LLM loggers, external OAuth, a room's policy, billing through the local
-// checkout, usage charts…), what a member without rights sees, and sign-out. It leaves screenshots
-// of every main page, light and dark, in test-artifacts/. The steps share one server and one
-// signed-in browser, in order, as a person would go. The console's budgets (how fast, how much
-// JavaScript) are timed apart, alone: test/budgets/console.test.ts.
+// checkout, usage charts…), what a member without rights sees, and sign-out. With
+// ATRIUM_TEST_SCREENSHOTS=1 it leaves screenshots of every main page, light and dark, in
+// test-artifacts/. The steps share one server and one signed-in browser, in order, as a person would
+// go. The console's budgets (how fast, how much JavaScript) are timed apart, alone:
+// test/budgets/console.test.ts.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { priceUsage } from '../../src/modules/billing/service.ts';
@@ -20,8 +20,8 @@ import { startFakeRoomServer, type FakeRoomServer } from '../support/room-server
 import { chromiumPath, requireOrSkip } from '../support/env.ts';
 import { authorizationRequest, discover } from '../support/oauth.ts';
 import { call, createUserWithToken, startTestService, type TestService } from '../support/service.ts';
+import { screenshot, screenshotsWanted } from '../support/screenshots.ts';
 
-const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts');
 const ADMIN = { email: 'owner@example.test', password: 'a long admin password', firstName: 'Olive' };
 const LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="#e8590c"/></svg>';
 // The sign-in pages' dark background (src/oauth/assets.ts).
@@ -65,7 +65,6 @@ describe('the web console in Chromium', () => {
 
   before(async () => {
     if (!chromiumPath) return;
-    mkdirSync(ARTIFACTS, { recursive: true });
     peer = await startPeer();
     // Reports sessions and their telemetry, and ends a session Atrium asks it to terminate.
     roomServer = await startFakeRoomServer();
@@ -85,12 +84,13 @@ describe('the web console in Chromium', () => {
 
   const ready = (t: TestContext) => requireOrSkip(t, chromiumPath !== undefined, 'Chromium');
 
-  /** A screenshot of the page as it is, in the light and the dark scheme (the console follows the system's). */
+  /** A screenshot of the page as it is, in the light and the dark scheme (the console follows the system's), when wanted. */
   async function shoot(target: Page, name: string) {
+    if (!screenshotsWanted) return;
     for (const scheme of ['light', 'dark'] as const) {
       await target.emulateMedia({ colorScheme: scheme });
       await target.waitForTimeout(150);
-      await target.screenshot({ path: join(ARTIFACTS, `console-${name}-${scheme}.png`), fullPage: true });
+      await screenshot(target, `console-${name}-${scheme}`);
     }
     await target.emulateMedia({ colorScheme: 'light' });
   }
@@ -213,7 +213,7 @@ describe('the web console in Chromium', () => {
     assert.equal(look.background, DARK_BG);
     assert.equal(look.logo, `${peer.url}/logo.svg`);
     assert.ok(look.loaded, 'the logo loads');
-    await consent.screenshot({ path: join(ARTIFACTS, 'console-oauth-consent-dark.png'), fullPage: true });
+    await screenshot(consent, 'console-oauth-consent-dark');
     await consent.close();
   });
 

@@ -3,10 +3,8 @@
 // the application's redirect server, with the client's logo and theme on every page. Screenshots
 // go to test-artifacts/.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -15,8 +13,8 @@ import { chromiumLaunchArgs } from '../support/chromium.ts';
 import { chromiumPath, requireOrSkip } from '../support/env.ts';
 import { authorizationRequest, discover, insertClient, jwtClaims, uniqueEmail, type TestClient } from '../support/oauth.ts';
 import { createTenant, startTestService, type Tenant, type TestService } from '../support/service.ts';
+import { screenshot } from '../support/screenshots.ts';
 
-const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts');
 const SCOPE = 'openid email profile:read rooms:connect';
 const LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="#e8590c"/></svg>';
 
@@ -68,7 +66,6 @@ describe('OAuth sign-in pages in Chromium', () => {
 
   before(async () => {
     if (!chromiumPath) return;
-    mkdirSync(ARTIFACTS, { recursive: true });
     app = await startAppServer();
     // No settings: the embedded quick start's defaults must give email sign-in and the outbox.
     service = await startTestService('pglite');
@@ -105,7 +102,7 @@ describe('OAuth sign-in pages in Chromium', () => {
     assert.equal(login.logoSrc, `${app.url}/logo.svg`);
     assert.ok(login.logoLoaded, 'the client logo loads under the page CSP');
     assert.equal(login.name, 'Branded dark');
-    await page.screenshot({ path: join(ARTIFACTS, 'oauth-login-dark.png'), fullPage: true });
+    await screenshot(page, 'oauth-login-dark');
 
     // Sign up.
     const email = uniqueEmail('chromium');
@@ -133,7 +130,7 @@ describe('OAuth sign-in pages in Chromium', () => {
     assert.ok(consent.logoLoaded);
     const scopes = await outbox.locator('#scopes li').allTextContents();
     assert.deepEqual(scopes, ['Know who you are (your Atrium account id)', 'See your email address', 'Read your Atrium profile and your role in the project', 'Join rooms you have access to, on your behalf']);
-    await outbox.screenshot({ path: join(ARTIFACTS, 'oauth-consent-dark.png'), fullPage: true });
+    await screenshot(outbox, 'oauth-consent-dark');
 
     await outbox.getByRole('button', { name: 'Allow' }).click();
     await outbox.getByText('Back in the app').waitFor();
@@ -167,7 +164,7 @@ describe('OAuth sign-in pages in Chromium', () => {
       await page.goto((await authorizationRequest(auto.config, auto.client.redirectUri, SCOPE)).url.href);
       const following = await styles(page);
       assert.equal(following.background, colorScheme === 'dark' ? DARK_BG : LIGHT_BG, `auto under ${colorScheme}`);
-      await page.screenshot({ path: join(ARTIFACTS, `oauth-login-auto-${colorScheme}.png`), fullPage: true });
+      await screenshot(page, `oauth-login-auto-${colorScheme}`);
       await context.close();
     }
   });

@@ -6,10 +6,8 @@
 // into a real sign-in (phishing), and a cloned authenticator whose signature counter went back.
 // Atrium runs on http://localhost:<port>: WebAuthn takes a host name, not an IP address, as RP ID.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
@@ -18,9 +16,9 @@ import { totpCode } from '../support/factors.ts';
 import { chromiumPath, requireOrSkip } from '../support/env.ts';
 import { EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, findForm, insertClient, pageError, type AuthorizationRequest, type TestClient } from '../support/oauth.ts';
 import { createTenant, forEachEngine, freePort, startTestService, type Tenant, type TestService } from '../support/service.ts';
+import { screenshot } from '../support/screenshots.ts';
 
 const SCOPE = 'openid email profile';
-const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts');
 
 /** The client app: records where the browser comes back to, and serves a page of its own origin. */
 function startApp(): Promise<{ server: Server; port: number; callbacks: string[] }> {
@@ -60,7 +58,6 @@ forEachEngine('passkeys in Chromium', (engine) => {
 
   before(async () => {
     if (!chromiumPath) return;
-    mkdirSync(ARTIFACTS, { recursive: true });
     app = await startApp();
     const port = await freePort();
     service = await startTestService(engine, { ...EMAIL_LOGIN_ENV, PORT: String(port), ATRIUM_PUBLIC_URL: `http://localhost:${port}` });
@@ -119,7 +116,7 @@ forEachEngine('passkeys in Chromium', (engine) => {
     await page.getByRole('dialog', { name: 'Your recovery codes' }).waitFor();
     const codes = await page.locator('#recovery-codes td').allTextContents();
     assert.equal(codes.length, 10);
-    await page.screenshot({ path: join(ARTIFACTS, `console-recovery-codes-${engine}.png`), fullPage: true });
+    await screenshot(page, `console-recovery-codes-${engine}`);
     await page.getByRole('button', { name: 'I have saved them' }).click();
     await page.locator('#passkeys').getByText('Virtual key').waitFor();
 
@@ -128,11 +125,11 @@ forEachEngine('passkeys in Chromium', (engine) => {
     await page.locator('#totp-qr').waitFor();
     const secret = await page.getByRole('textbox', { name: 'Secret' }).inputValue();
     assert.match(secret, /^[A-Z2-7]{32}$/);
-    await page.screenshot({ path: join(ARTIFACTS, `console-authenticator-app-${engine}.png`), fullPage: true });
+    await screenshot(page, `console-authenticator-app-${engine}`);
     await page.getByLabel('Code from the app').fill(totpCode(secret));
     await page.getByRole('button', { name: 'Confirm' }).click();
     await page.getByText(/^In use since/).waitFor();
-    await page.screenshot({ path: join(ARTIFACTS, `console-second-factors-${engine}.png`), fullPage: true });
+    await screenshot(page, `console-second-factors-${engine}`);
     const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
     assert.equal(credentials.length, 1);
     assert.equal(credentials[0]!.isResidentCredential, true, 'discoverable, so it can sign in alone');
@@ -157,7 +154,7 @@ forEachEngine('passkeys in Chromium', (engine) => {
     await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await page.getByRole('heading', { name: 'Confirm it is you' }).waitFor();
     assert.equal(app.callbacks.some((c) => c.includes(request.state)), false, 'the password alone did not sign in');
-    await page.screenshot({ path: join(ARTIFACTS, `oauth-second-factor-${engine}.png`), fullPage: true });
+    await screenshot(page, `oauth-second-factor-${engine}`);
     await page.getByRole('button', { name: 'Use a passkey' }).click();
     const tokens = await backInTheApp(request);
     assert.deepEqual(tokens.claims()!.amr, ['pwd', 'hwk', 'mfa']);
