@@ -19,7 +19,7 @@ const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts');
 const SCOPE = 'openid email profile:read rooms:connect';
 const LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="#e8590c"/></svg>';
 
-// Colours of the sign-in stylesheet (src/oauth/signin/assets.ts).
+// Colours of the sign-in stylesheet (src/modules/oauth/signin/assets.ts).
 const LIGHT_BG = 'rgb(244, 245, 247)';
 const DARK_BG = 'rgb(15, 17, 21)';
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ConfigError } from '../../src/config.ts';
-import { ATRIUM_CLI_CLIENT_ID } from '../../src/oauth/first-party.ts';
+import { ATRIUM_CLI_CLIENT_ID } from '../../src/modules/oauth/first-party.ts';
 import { listOutbox } from '../../src/platform/mail/mailer.ts';
 import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import { EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, linkIn, signInAndConsent, waitForMail } from '../support/oauth.ts';

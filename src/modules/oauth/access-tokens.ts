@@ -4,11 +4,11 @@
 // most ATRIUM_AUTH_CACHE_SECONDS. Revoking a grant (refresh token revocation, reuse detection,
 // password reset) or deleting a client therefore stops its tokens within that time.
 import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
-import type { AppContext } from '../context.ts';
-import { isUuid } from '../platform/crypto/credentials.ts';
-import type { CredentialVerifier, Principal } from '../platform/http/auth.ts';
-import { findOAuthClient } from '../modules/oauth-clients/service.ts';
-import { findUserById } from '../modules/users/service.ts';
+import type { AppContext } from '../../context.ts';
+import { isUuid } from '../../platform/crypto/credentials.ts';
+import type { CredentialVerifier, Principal } from '../../platform/http/auth.ts';
+import { findOAuthClient } from '../oauth-clients/service.ts';
+import { findUserById } from '../users/service.ts';
 import { ACT_AS_USER_SCOPE, isFirstParty } from './first-party.ts';
 import { oauthIssuer } from './provider.ts';
 import { expandScopes } from './scopes.ts';

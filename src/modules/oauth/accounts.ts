@@ -4,10 +4,10 @@
 // background so response times do not depend on it either.
 import { createHmac, randomBytes, randomInt, randomUUID, timingSafeEqual } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
-import type { AppContext } from '../context.ts';
-import { hashSecret, secretMatches } from '../platform/crypto/secrets.ts';
-import { createUser, findUserByEmail, findUserById, hashPassword, updateUser, type UserRow } from '../modules/users/service.ts';
-import type { Mail } from '../platform/mail/mailer.ts';
+import type { AppContext } from '../../context.ts';
+import { hashSecret, secretMatches } from '../../platform/crypto/secrets.ts';
+import { createUser, findUserByEmail, findUserById, hashPassword, updateUser, type UserRow } from '../users/service.ts';
+import type { Mail } from '../../platform/mail/mailer.ts';
 import * as store from './store.ts';
 
 export const CONFIRM_TTL_MS = 24 * 3600_000;

@@ -12,8 +12,8 @@
 // query: as a key it names nothing (not found), in a payload it makes the request invalid.
 import { LRUCache } from 'lru-cache';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
-import type { Db } from '../platform/db/engine.ts';
-import { findOAuthClient } from '../modules/oauth-clients/service.ts';
+import type { Db } from '../../platform/db/engine.ts';
+import { findOAuthClient } from '../oauth-clients/service.ts';
 import { clientMetadata } from './clients.ts';
 import * as store from './store.ts';
 

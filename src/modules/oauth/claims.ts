@@ -1,7 +1,7 @@
 // The claims Atrium states about a user, and which scope releases which. One mapping serves both
 // places that answer with claims: the ID token (oidc-provider's findAccount, filtered by the
 // library through `SCOPE_CLAIMS`) and /oauth/userinfo (served by Atrium for its JWT access tokens).
-import type { UserRow } from '../modules/users/service.ts';
+import type { UserRow } from '../users/service.ts';
 
 /** oidc-provider's `claims` configuration: the claims each identity scope releases. */
 export const SCOPE_CLAIMS = {

@@ -1,9 +1,9 @@
 // Project-owned OAuth clients as the authorization server sees them: oidc-provider metadata built
 // from an oauth_clients row, hashed secret checks, and the branding shown on sign-in pages.
 import type { ClientMetadata, ClientStatic } from 'oidc-provider';
-import type { Db } from '../platform/db/engine.ts';
-import { secretMatches } from '../platform/crypto/secrets.ts';
-import { allowedOriginsOf, findOAuthClient, type OAuthClientRow } from '../modules/oauth-clients/service.ts';
+import type { Db } from '../../platform/db/engine.ts';
+import { secretMatches } from '../../platform/crypto/secrets.ts';
+import { allowedOriginsOf, findOAuthClient, type OAuthClientRow } from '../oauth-clients/service.ts';
 import { ACT_AS_USER_SCOPE, DEVICE_CODE_GRANT, firstPartyName } from './first-party.ts';
 import { ALL_SCOPES } from './scopes.ts';
 

@@ -2,11 +2,11 @@
 // database and shown at /dev/mail, so the quick start can follow confirmation and reset links.
 // Never meant for production (docs/oauth.md).
 import { Type } from 'typebox';
-import type { AppContext } from '../context.ts';
-import { loopbackOnly } from '../platform/http/loopback.ts';
-import type { Api } from '../platform/http/module.ts';
-import { Uuid } from '../platform/http/schemas.ts';
-import { findOutboxMail, listOutbox } from '../platform/mail/mailer.ts';
+import type { AppContext } from '../../context.ts';
+import { loopbackOnly } from '../../platform/http/loopback.ts';
+import type { Api } from '../../platform/http/module.ts';
+import { Uuid } from '../../platform/http/schemas.ts';
+import { findOutboxMail, listOutbox } from '../../platform/mail/mailer.ts';
 import { errorPage, outboxMailPage, outboxPage } from './pages.ts';
 import { Html, PAGE_ROUTE, sendPage } from './respond.ts';
 

@@ -1,8 +1,8 @@
 // Keys the sign-in pages derive from the service's secret key (ATRIUM_SECRET_KEY, or the key file
 // in the data dir), so every instance sharing that key agrees on them and nothing new is stored.
 import { hkdfSync } from 'node:crypto';
-import type { Config } from '../config.ts';
-import { loadSecretKey } from '../platform/crypto/secrets.ts';
+import type { Config } from '../../config.ts';
+import { loadSecretKey } from '../../platform/crypto/secrets.ts';
 
 export interface SigninKeys {
   /** Signs oidc-provider's session and interaction cookies. */

@@ -3,8 +3,8 @@
 // does every request that sends mail. A successful sign-in costs nothing. The counters live in the
 // database (platform/limits), so N instances on one PostgreSQL give the same budget as one. There
 // is no permanent lockout: a locked window simply ends.
-import type { RateCounters, Window } from '../platform/limits/counters.ts';
-import { LeasedBudget } from '../platform/limits/leases.ts';
+import type { RateCounters, Window } from '../../platform/limits/counters.ts';
+import { LeasedBudget } from '../../platform/limits/leases.ts';
 
 export interface LimitVerdict {
   allowed: boolean;

@@ -1,6 +1,6 @@
 // Server-rendered sign-in, consent, device and mail pages. Plain HTML and one stylesheet: no
 // scripts, every value escaped, every input labelled, errors announced (role="alert").
-import { PASSWORD_MIN_LENGTH } from '../modules/users/service.ts';
+import { PASSWORD_MIN_LENGTH } from '../users/service.ts';
 import { EMAIL_MAX_LENGTH, PASSWORD_MAX_LENGTH } from './accounts.ts';
 import type { Branding, Theme } from './clients.ts';
 

@@ -1,9 +1,9 @@
 // The oidc-provider instance: Atrium's OAuth 2.0 / OpenID Connect authorization server. One issuer
 // (the public URL) for the whole service; project tenancy is an attribute of each client.
 import Provider, { errors, interactionPolicy, type Account, type Client, type KoaContextWithOIDC } from 'oidc-provider';
-import type { AppContext } from '../context.ts';
-import { isUuid } from '../platform/crypto/credentials.ts';
-import { findUserById } from '../modules/users/service.ts';
+import type { AppContext } from '../../context.ts';
+import { isUuid } from '../../platform/crypto/credentials.ts';
+import { findUserById } from '../users/service.ts';
 import { adapterClass } from './adapter.ts';
 import { SCOPE_CLAIMS, userClaims } from './claims.ts';
 import { ORIGINS_PROPERTY, PROJECT_PROPERTY, useHashedSecrets } from './clients.ts';

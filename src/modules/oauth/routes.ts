@@ -1,13 +1,13 @@
 // The authorization server's HTTP surface, assembled once per app: the protocol (oidc-provider
 // under /oauth and discovery, Atrium's userinfo), the sign-in and consent pages, and the
 // development mail outbox. The parts they share are built here.
-import type { AppContext } from '../context.ts';
-import type { Api } from '../platform/http/module.ts';
+import type { AppContext } from '../../context.ts';
+import type { Api } from '../../platform/http/module.ts';
 import { createSigninService } from './accounts.ts';
 import { Csrf } from './csrf.ts';
 import { devMailRoutes } from './dev-mail.ts';
 import { deriveSigninKeys } from './keys.ts';
-import { RateCounters } from '../platform/limits/counters.ts';
+import { RateCounters } from '../../platform/limits/counters.ts';
 import { AttemptLimiter } from './limits.ts';
 import { mountProtocol } from './protocol/mount.ts';
 import { createProvider } from './provider.ts';

@@ -1,7 +1,7 @@
 // The scopes the authorization server knows — those a client may be registered with
 // (src/modules/oauth-clients), and the one only Atrium's own console and CLI may ask for —, what each
 // means in plain words on the consent page; an access token for the Atrium API carries every one granted.
-import type { ClientScope } from '../modules/oauth-clients/service.ts';
+import type { ClientScope } from '../oauth-clients/service.ts';
 import { ACT_AS_USER_SCOPE } from './first-party.ts';
 
 interface ScopeMeaning {

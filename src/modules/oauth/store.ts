@@ -3,9 +3,9 @@
 // client, and the client carries the project.
 import { and, desc, eq, gt, isNull, lt, or, sql } from 'drizzle-orm';
 import { integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
-import { bytea, timestamptz } from '../platform/db/columns.ts';
-import type { Db } from '../platform/db/engine.ts';
-import { preparedPerDb } from '../platform/db/statements.ts';
+import { bytea, timestamptz } from '../../platform/db/columns.ts';
+import type { Db } from '../../platform/db/engine.ts';
+import { preparedPerDb } from '../../platform/db/statements.ts';
 
 export const providerModelsTable = pgTable('oauth_provider_models', {
   model: text('model').notNull(),

@@ -3,9 +3,9 @@
 // encrypted, HttpOnly cookie for the round trip. The upstream account is linked to a local user by
 // (provider, subject); a first sign-in links or creates the user by the verified email address.
 import * as oidc from 'openid-client';
-import type { AppContext } from '../context.ts';
-import type { UpstreamProvider } from '../config.ts';
-import { createUser, findUserByEmail, findUserById, updateUser, type UserRow } from '../modules/users/service.ts';
+import type { AppContext } from '../../context.ts';
+import type { UpstreamProvider } from '../../config.ts';
+import { createUser, findUserByEmail, findUserById, updateUser, type UserRow } from '../users/service.ts';
 import { findIdentity, linkIdentity } from './store.ts';
 
 export const UPSTREAM_COOKIE_PATH = '/signin/upstream';

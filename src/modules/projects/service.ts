@@ -12,7 +12,7 @@ import * as store from './store.ts';
 
 // `atrium bootstrap` finds the project it made before by owner and name.
 export { findProjectByOwnerAndName } from './store.ts';
-// The invitee's side, for the invitation page among the sign-in pages (src/oauth/signin/invitation.ts).
+// The invitee's side, for the invitation page among the sign-in pages (src/modules/oauth/signin/invitation.ts).
 export { acceptInvitation, describeInvitation } from './invitations.ts';
 
 export function projectView(project: store.ProjectRow) {

@@ -6,12 +6,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
-import type { AppContext } from '../../context.ts';
-import { notFound, tooManyRequests } from '../../platform/http/errors.ts';
-import { RateCounters } from '../../platform/limits/counters.ts';
+import type { AppContext } from '../../../context.ts';
+import { notFound, tooManyRequests } from '../../../platform/http/errors.ts';
+import { RateCounters } from '../../../platform/limits/counters.ts';
 import { RequestLimiter } from '../limits.ts';
 import { ENDPOINTS } from '../provider.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../../platform/http/module.ts';
 import { SECURITY_HEADERS } from '../respond.ts';
 import { deviceLinks } from './sources.ts';
 import { userinfoRoute } from './userinfo.ts';

@@ -4,7 +4,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Client, KoaContextWithOIDC } from 'oidc-provider';
 import { denormalize, normalize } from 'oidc-provider/lib/helpers/user_codes.js';
-import type { Db } from '../../platform/db/engine.ts';
+import type { Db } from '../../../platform/db/engine.ts';
 import { clientBranding } from '../clients.ts';
 import { deviceConfirmPage, deviceInputPage, deviceSuccessPage, errorPage, logoutPage, messagePage, type Page } from '../pages.ts';
 

@@ -1,10 +1,10 @@
 // OpenID Connect userinfo. Atrium's access tokens are JWTs the library cannot look up, so Atrium
 // serves this endpoint itself: the claims the token's scopes release (claims.ts).
 import { Type } from 'typebox';
-import type { AppContext } from '../../context.ts';
-import { forbidden, notFound } from '../../platform/http/errors.ts';
-import type { Api } from '../../platform/http/module.ts';
-import { findUserById } from '../../modules/users/service.ts';
+import type { AppContext } from '../../../context.ts';
+import { forbidden, notFound } from '../../../platform/http/errors.ts';
+import type { Api } from '../../../platform/http/module.ts';
+import { findUserById } from '../../users/service.ts';
 import { claimsForScopes } from '../claims.ts';
 import { ENDPOINTS } from '../provider.ts';
 

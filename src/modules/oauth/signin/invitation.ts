@@ -3,11 +3,11 @@
 // the projects module's (its JSON door, /invitations/accept, is the same service call). The routes
 // keep their place in the API reference, beside that door.
 import { Type } from 'typebox';
-import type { AppContext } from '../../context.ts';
-import { ApiError } from '../../platform/http/errors.ts';
-import type { Api } from '../../platform/http/module.ts';
-import { acceptInvitation, describeInvitation } from '../../modules/projects/service.ts';
-import { InvitationAccept, InvitationToken } from '../../modules/projects/schema.ts';
+import type { AppContext } from '../../../context.ts';
+import { ApiError } from '../../../platform/http/errors.ts';
+import type { Api } from '../../../platform/http/module.ts';
+import { acceptInvitation, describeInvitation } from '../../projects/service.ts';
+import { InvitationAccept, InvitationToken } from '../../projects/schema.ts';
 import { INVITATION_PATH, invitationAcceptedPage, invitationGonePage, invitationPage, type Page } from '../pages.ts';
 import { Html, PAGE_ROUTE, sendPage } from '../respond.ts';
 

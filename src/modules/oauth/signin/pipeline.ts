@@ -4,8 +4,8 @@
 // the pipeline. Steps several forms share are in steps.ts; each form's file lists its pipeline.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Interaction, Provider } from 'oidc-provider';
-import type { AppContext } from '../../context.ts';
-import type { UserRow } from '../../modules/users/service.ts';
+import type { AppContext } from '../../../context.ts';
+import type { UserRow } from '../../users/service.ts';
 import type { SigninService } from '../accounts.ts';
 import type { Branding } from '../clients.ts';
 import type { Csrf } from '../csrf.ts';

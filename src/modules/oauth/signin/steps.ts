@@ -1,7 +1,7 @@
 // Steps the sign-in forms share: the form came from this browser (CSRF), the flow this browser is
 // in and its prompt, the address typed, the attempt budget, the new password, and signing in.
 import { errors } from 'oidc-provider';
-import { PASSWORD_MIN_LENGTH, findUserById } from '../../modules/users/service.ts';
+import { PASSWORD_MIN_LENGTH, findUserById } from '../../users/service.ts';
 import { normaliseEmail } from '../accounts.ts';
 import { clientBranding } from '../clients.ts';
 import type { LimitVerdict } from '../limits.ts';
