@@ -13,7 +13,7 @@ import { deliveryHandler, scheduledTaskTimetable } from '../../src/modules/sched
 import { firstRun, parseSchedule } from '../../src/modules/scheduled-tasks/schedule.ts';
 import { openDatabase, type Database } from '../../src/platform/db/engine.ts';
 import { RoomServerClient } from '../../src/platform/http/room-server.ts';
-import { rowsOf } from '../../src/platform/jobs/outbox.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
 import { Scheduler } from '../../src/platform/jobs/scheduler.ts';
 import { JobWorker } from '../../src/platform/jobs/worker.ts';
 import { FakeClock } from '../support/clock.ts';

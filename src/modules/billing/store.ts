@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../platform/db/engine.ts';
 import { CompiledSql } from '../../platform/db/statements.ts';
-import { rowsOf } from '../../platform/jobs/outbox.ts';
+import { rowsOf } from '../../platform/db/rows.ts';
 
 const big = (value: bigint) => sql`${value.toString()}::bigint`;
 async function rows<T>(db: Db, query: SQL): Promise<T[]> {

@@ -11,7 +11,8 @@ import { bigint, boolean, integer, jsonb, pgTable, text, uuid } from 'drizzle-or
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { isUuid } from '../../platform/crypto/credentials.ts';
-import { enqueueWithSql, rowsOf } from '../../platform/jobs/outbox.ts';
+import { enqueueWithSql } from '../../platform/jobs/outbox.ts';
+import { rowsOf } from '../../platform/db/rows.ts';
 import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 import { roomsTable } from '../rooms/tables.ts';
 

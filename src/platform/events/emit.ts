@@ -4,7 +4,8 @@ import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/engine.ts';
 import { CompiledSql } from '../db/statements.ts';
-import { enqueueWithSql, rowsOf } from '../jobs/outbox.ts';
+import { enqueueWithSql } from '../jobs/outbox.ts';
+import { rowsOf } from '../db/rows.ts';
 import type { EventConsumer, EventDefinition, PendingEvent } from './catalogue.ts';
 
 /**
