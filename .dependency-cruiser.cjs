@@ -27,12 +27,33 @@ module.exports = {
     {
       name: 'modules-meet-through-services',
       severity: 'error',
-      comment: 'A module uses another through its service.ts (calls), schema.ts (shared TypeBox types) or tables.ts (read-only joins); never its store or other internals.',
+      comment: 'A module uses another through its service.ts (calls), schema.ts (shared TypeBox types), tables.ts (read-only joins) or events.ts (the events it emits, for consumers); never its store or other internals.',
       from: { path: '^src/modules/([^/]+)/' },
       to: {
         path: '^src/modules/[^/]+/',
-        pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/(service|schema|tables)\\.ts$'],
+        pathNot: ['^src/modules/$1/', '^src/modules/[^/]+/(service|schema|tables|events)\\.ts$'],
       },
+    },
+    {
+      name: 'platform-stands-below-the-service',
+      severity: 'error',
+      comment: 'src/platform is the ground floor: the settings table (config.ts), the context and the module shape stand on it, not it on them.',
+      from: { path: '^src/platform/' },
+      to: { path: '^src/[^/]+\\.ts$' },
+    },
+    {
+      name: 'db-drivers-behind-the-facade',
+      severity: 'error',
+      comment: 'The database drivers and Drizzle\'s driver bindings are used in src/platform/db alone (the engines, and statements.ts, the one file that reaches into Drizzle\'s internals); stores write the query builder or SQL read through platform/db/rows.ts.',
+      from: { pathNot: '^src/platform/db/' },
+      to: { path: ['^node_modules/(postgres|@electric-sql/pglite)/', '^node_modules/drizzle-orm/(pglite|postgres-js)/', '^src/platform/db/pglite-[^/]+\\.ts$'] },
+    },
+    {
+      name: 'llm-proxy-does-not-know-billing',
+      severity: 'error',
+      comment: 'Billing consumes the LLM proxy\'s events and admits its calls through platform/limits/admission.ts: the dependency runs one way, billing → llm-proxy.',
+      from: { path: '^src/modules/llm-proxy/' },
+      to: { path: '^src/modules/billing/' },
     },
     {
       name: 'modules-do-not-import-the-oauth-server',

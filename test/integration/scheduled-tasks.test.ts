@@ -10,6 +10,7 @@ import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { deliveryHandler, scheduledTaskTimetable } from '../../src/modules/scheduled-tasks/firing.ts';
+import { deliverRunJob } from '../../src/modules/scheduled-tasks/jobs.ts';
 import { firstRun, parseSchedule } from '../../src/modules/scheduled-tasks/schedule.ts';
 import { openDatabase, type Database } from '../../src/platform/db/engine.ts';
 import { RoomServerClient } from '../../src/platform/http/room-server.ts';
@@ -67,7 +68,7 @@ forEachEngine('scheduled tasks', (engine) => {
     const client = new RoomServerClient({ baseUrl: roomServer.url, issuer: service.ctx.config.publicUrl, keys: service.ctx.keys });
     return {
       scheduler: new Scheduler(database, { timetables: [scheduledTaskTimetable()], pollMs: 1000, batchSize: 50, clock, log }),
-      worker: new JobWorker(database, { handlers: [deliveryHandler(service.ctx, client, clock)], concurrency: 50, batchSize: 50, pollMs: 1000, leaseMs: 30_000, clock, log }),
+      worker: new JobWorker(database, { handlers: [deliverRunJob.bind(deliveryHandler(service.ctx, client, clock))], concurrency: 50, batchSize: 50, pollMs: 1000, leaseMs: 30_000, clock, log }),
     };
   }
 

@@ -3,14 +3,18 @@
 // test provider, Stripe), and usage reports from an hourly rollup. docs/billing.md.
 import type { Module } from '../../platform/http/module.ts';
 import { billingRoutes } from './routes.ts';
-import { priceHandler, rechargeHandler, reservationSweep, sessionPriceHandler, usageFanout } from './usage.ts';
+import { admitCall } from './service.ts';
+import { handles } from '../../platform/jobs/types.ts';
+import { priceJob, rechargeJob, sessionPriceJob } from './jobs.ts';
+import { priceHandler, rechargeHandler, reservationSweep, sessionPriceHandler, usageConsumers } from './usage.ts';
 
 export const billingModule: Module = {
   name: 'billing',
   routes: billingRoutes,
-  jobs: (ctx) => [priceHandler(ctx), sessionPriceHandler(ctx), rechargeHandler(ctx)],
+  admission: (ctx) => ({ admit: (call) => admitCall(ctx, call) }),
+  jobs: [handles(priceJob, priceHandler), handles(sessionPriceJob, sessionPriceHandler), handles(rechargeJob, rechargeHandler)],
   schedules: (ctx) => [reservationSweep(ctx)],
-  eventConsumers: (ctx) => [usageFanout(ctx)],
+  eventConsumers: usageConsumers,
   fixtures: [{
     provides: ['checkout_id'],
     async create(client) {

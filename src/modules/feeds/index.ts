@@ -1,6 +1,8 @@
 // Feeds: JSON messages published once and written, by subscriptions, into rooms' storage.
 import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { handles } from '../../platform/jobs/types.ts';
 import { flushHandler, pruneSchedule } from './delivery.ts';
+import { flushJob } from './jobs.ts';
 import { feedRoutes } from './routes.ts';
 import { FEED_RESOURCE, FEED_ROLE_RIGHTS, findFeedById } from './service.ts';
 
@@ -10,7 +12,7 @@ const RIGHT_WORDS = { see: 'find it (private too)', read_subscriptions: 'read it
 export const feedsModule: Module = {
   name: 'feeds',
   routes: feedRoutes,
-  jobs: (ctx) => [flushHandler(ctx)],
+  jobs: [handles(flushJob, flushHandler)],
   schedules: () => [pruneSchedule()],
   policyResources: [{
     type: FEED_RESOURCE,

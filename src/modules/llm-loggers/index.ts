@@ -1,13 +1,15 @@
 // LLM loggers: copy the events of LLM proxy calls that match a JMESPath filter into a feed.
 import type { Module } from '../../platform/http/module.ts';
-import { copyHandler, loggerFanout } from './copy.ts';
+import { handles } from '../../platform/jobs/types.ts';
+import { copyHandler, loggerConsumer } from './copy.ts';
+import { copyJob } from './jobs.ts';
 import { loggerRoutes } from './routes.ts';
 
 export const llmLoggersModule: Module = {
   name: 'llm-loggers',
   routes: loggerRoutes,
-  jobs: (ctx) => [copyHandler(ctx)],
-  eventConsumers: () => [loggerFanout],
+  jobs: [handles(copyJob, copyHandler)],
+  eventConsumers: () => [loggerConsumer],
   fixtures: [{
     provides: ['logger_id'],
     needs: ['feed_id'],

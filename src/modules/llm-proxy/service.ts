@@ -12,7 +12,6 @@ import type { AppContext } from '../../context.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import { apiError, forbidden } from '../../platform/http/errors.ts';
 import { HttpExchange, type HttpAnswer } from '../../platform/http/exchange.ts';
-import { admitCall } from '../billing/service.ts';
 import { apiScopeOf } from '../participant-tokens/service.ts';
 import type { CallRecord } from './store.ts';
 import type { Upstream } from './upstream.ts';
@@ -165,7 +164,7 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
   // Billing's admission: the balance must cover the call (402 otherwise, when billing is enforced).
   const parsed = request.body as Record<string, unknown> | undefined;
   const maxTokens = [parsed?.max_tokens, parsed?.max_completion_tokens, parsed?.max_output_tokens].find((v): v is number => typeof v === 'number' && Number.isInteger(v) && v > 0);
-  await admitCall(ctx, { projectId: request.access!.projectId, requestId, provider: call.provider, model, bodyBytes: rawBodies.get(request)?.length ?? 0, maxTokens });
+  await ctx.admission.admit({ projectId: request.access!.projectId, requestId, provider: call.provider, model, bodyBytes: rawBodies.get(request)?.length ?? 0, maxTokens });
   const started = performance.now();
   const startedAt = new Date();
   const { body, stripUsageChunk } = upstreamBody(request, call);

@@ -17,12 +17,11 @@ import { enqueue } from '../../platform/jobs/outbox.ts';
 import { getAgent } from '../agents/service.ts';
 import { roomUrl } from '../rooms/service.ts';
 import { roomEnded, roomStarted } from './events.ts';
+import { terminateJob, terminateTimeoutJob } from './jobs.ts';
 import { digestOf } from './otlp.ts';
 import * as store from './store.ts';
 import { listEvents, listMetrics, listSpans } from './telemetry.ts';
 
-export const TERMINATE_TOPIC = 'sessions.terminate';
-export const TERMINATE_TIMEOUT_TOPIC = 'sessions.terminate-timeout';
 
 export function sessionView(row: store.SessionRow) {
   return {
@@ -109,9 +108,6 @@ async function mustFind(db: Db, projectId: string, sessionId: string): Promise<s
   return session;
 }
 
-/** The type of the event a session's end emits, for consumers in other modules (billing prices its minutes). */
-export const ROOM_ENDED_EVENT = roomEnded.type;
-
 /** When ended sessions ran, and what they were (for pricing their minutes), in one query; running or unknown ones are left out. */
 export async function endedSessionSpans(db: Db, keys: readonly { projectId: string; sessionId: string }[]) {
   return (await store.findEndedSessions(db, keys)).map((row) => ({
@@ -172,8 +168,8 @@ export async function terminateSession(ctx: AppContext, projectId: string, sessi
     await store.insertEvents(tx, projectId, [{ sessionId, ...lifecycleEvent('session.terminate_requested', {}) }]);
     const payload = { project_id: projectId, session_id: sessionId };
     await enqueue(tx, [
-      { topic: TERMINATE_TOPIC, key: sessionId, payload },
-      { topic: TERMINATE_TIMEOUT_TOPIC, key: sessionId, payload, runAt: new Date(Date.now() + ctx.config.sessions.terminateTimeoutMs) },
+      terminateJob.of({ key: sessionId, payload }),
+      terminateTimeoutJob.of({ key: sessionId, payload, runAt: new Date(Date.now() + ctx.config.sessions.terminateTimeoutMs) }),
     ]);
   });
 }

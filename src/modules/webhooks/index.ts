@@ -3,15 +3,17 @@
 import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
 import { prunedRows, pruneInBatches, RETENTION_MAX_BATCHES } from '../../platform/jobs/retention.ts';
 import { pruneFinished } from './deliveries.ts';
+import { handles } from '../../platform/jobs/types.ts';
 import { webhookDeliveryHandler } from './delivery.ts';
-import { webhookFanout } from './fanout.ts';
+import { deliverJob } from './jobs.ts';
+import { webhookConsumer } from './fanout.ts';
 import { webhookRoutes } from './routes.ts';
 
 export const webhooksModule: Module = {
   name: 'webhooks',
   routes: webhookRoutes,
-  jobs: (ctx) => [webhookDeliveryHandler(ctx)],
-  eventConsumers: () => [webhookFanout],
+  jobs: [handles(deliverJob, webhookDeliveryHandler)],
+  eventConsumers: () => [webhookConsumer],
   // Finished deliveries (and their attempts) older than ATRIUM_RETENTION_DAYS, hourly.
   schedules: (ctx) => [{
     name: 'webhooks.prune-deliveries',

@@ -10,7 +10,7 @@ import { checkTargetUrl } from '../../platform/http/outbound.ts';
 import { eventsTable } from '../../platform/events/store.ts';
 import { enqueue } from '../../platform/jobs/outbox.ts';
 import { ALL_EVENTS } from '../../platform/events/catalogue.ts';
-import { DELIVER_TOPIC } from './fanout.ts';
+import { deliverJob } from './jobs.ts';
 import { MAX_PAYLOAD_TEXT, MIN_SECRET_LENGTH } from './schema.ts';
 import * as deliveries from './deliveries.ts';
 import * as store from './store.ts';
@@ -224,7 +224,7 @@ export async function redeliver(ctx: AppContext, projectId: string, webhookId: s
     const delivery = await deliveries.findDelivery(tx, projectId, webhookId, deliveryId);
     if (!delivery) throw notFound('Delivery');
     const now = new Date();
-    const queued = await enqueue(tx, { topic: DELIVER_TOPIC, key: deliveryId, payload: { project_id: projectId } }, { onConflict: 'reschedule' });
+    const queued = await enqueue(tx, deliverJob.of({ key: deliveryId, payload: { project_id: projectId } }), { onConflict: 'reschedule' });
     if (queued === 0) throw conflict('An attempt of this delivery is in progress; try again when it has finished', 'in_progress');
     await deliveries.requestRedelivery(tx, projectId, deliveryId, now);
   });
@@ -251,7 +251,7 @@ export async function sendTestEvent(ctx: AppContext, projectId: string, webhookI
     const now = new Date();
     await tx.insert(eventsTable).values({ id: eventId, projectId, type: TEST_EVENT_TYPE, data: { webhook_id: webhookId, message: 'A test event sent on request' }, createdAt: now });
     await tx.insert(deliveries.webhookDeliveriesTable).values({ id: deliveryId, projectId, webhookId, eventId, nextAttemptAt: now, createdAt: now });
-    await enqueue(tx, { topic: DELIVER_TOPIC, key: deliveryId, payload: { project_id: projectId } });
+    await enqueue(tx, deliverJob.of({ key: deliveryId, payload: { project_id: projectId } }));
   });
   const delivery = (await deliveries.findDelivery(ctx.db, projectId, webhookId, deliveryId))!;
   return deliveryView(delivery, []);

@@ -6,7 +6,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from '../../context.ts';
 import type { Db } from '../db/engine.ts';
 import type { EventConsumer, EventDefinition } from '../events/catalogue.ts';
-import type { JobHandler } from '../jobs/worker.ts';
+import type { JobDeclaration } from '../jobs/types.ts';
+import type { CallAdmission } from '../limits/admission.ts';
 import type { Schedule, Timetable } from '../jobs/scheduler.ts';
 import type { CredentialVerifier, Memberships } from './auth.ts';
 import type { BrowserOrigins } from './cors.ts';
@@ -24,17 +25,19 @@ export interface Module {
   readonly verifiers?: (ctx: AppContext) => readonly CredentialVerifier[];
   /** Project membership lookups for the auth hook; exactly one module provides them. */
   readonly memberships?: (db: Db) => Memberships;
+  /** Admission of paid calls (the billing module, at most one); every call is admitted without it. */
+  readonly admission?: (ctx: AppContext) => CallAdmission;
   /** Which browser origins OAuth clients allow (CORS); the OAuth clients module, exactly one. */
   readonly browserOrigins?: (ctx: AppContext) => BrowserOrigins;
-  /** Background job handlers, by outbox topic. */
-  readonly jobs?: (ctx: AppContext) => readonly JobHandler[];
+  /** The module's jobs: each job type (topic, payload schema) with its handler; a topic belongs to one module. */
+  readonly jobs?: readonly JobDeclaration<AppContext>[];
   /** Periodic work, run by one instance per due time. */
   readonly schedules?: (ctx: AppContext) => readonly Schedule[];
   /** Rows of the module's own that fall due on a clock (per-room scheduled tasks), fired by the scheduler. */
   readonly timetables?: (ctx: AppContext) => readonly Timetable[];
   /** Domain events this module emits (the catalogue is the union over all modules). */
   readonly events?: readonly EventDefinition[];
-  /** Consumers that fan events out (webhook deliveries, feed messages…) in the emitting statement. */
+  /** Consumers of events (the events each takes, the job it queues, its fan-out) that run in the emitting statement. */
   readonly eventConsumers?: (ctx: AppContext) => readonly EventConsumer[];
   /**
    * Resource types that resource policies can name (`/policies/resources/{type}/{id}`): the roles
