@@ -14,7 +14,7 @@ module.exports = {
       name: 'no-assembly-from-below',
       severity: 'error',
       comment: 'src/app.ts and src/main.ts assemble the service from the module list; nothing they assemble imports them.',
-      from: { path: '^src/(platform|modules|context\\.ts|config\\.ts)' },
+      from: { path: '^src/(platform|modules|module\\.ts|context\\.ts|config\\.ts)' },
       to: { path: '^src/(app|main)\\.ts$' },
     },
     {

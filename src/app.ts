@@ -12,7 +12,7 @@ import { ErrorBody, MAX_PARAM_LENGTH, badRequest, frameworkErrorHandler, install
 import { CONSOLE_PATH, serveConsole } from './platform/http/console.ts';
 import { installMetrics } from './platform/http/metrics.ts';
 import { logRequestLines, prettyLogs } from './platform/logging.ts';
-import type { Api, Module } from './platform/http/module.ts';
+import type { Api, Module } from './module.ts';
 import { illFormedText } from './platform/http/schemas.ts';
 import { ajvFor } from './platform/http/validation.ts';
 import type { ProxyTrust } from './platform/settings/kinds.ts';

@@ -17,7 +17,7 @@ import { Events } from './platform/events/emit.ts';
 import { Auth } from './platform/http/auth.ts';
 import { PolicyResourceTypes } from './platform/http/policy-resources.ts';
 import { admitEveryCall } from './platform/limits/admission.ts';
-import type { Module } from './platform/http/module.ts';
+import type { Module } from './module.ts';
 import { DeclaredSchedules, Scheduler } from './platform/jobs/scheduler.ts';
 import type { JobDeclaration } from './platform/jobs/types.ts';
 import { JobWorker } from './platform/jobs/worker.ts';

@@ -3,15 +3,15 @@
 // (src/app.ts) loop over that list. Nothing is registered as a side effect of importing a module.
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { AppContext } from '../../context.ts';
-import type { Db } from '../db/engine.ts';
-import type { EventConsumer, EventDefinition } from '../events/catalogue.ts';
-import type { JobDeclaration } from '../jobs/types.ts';
-import type { CallAdmission } from '../limits/admission.ts';
-import type { Schedule, Timetable } from '../jobs/scheduler.ts';
-import type { CredentialVerifier, Memberships } from './auth.ts';
-import type { BrowserOrigins } from './cors.ts';
-import type { PolicyResourceType } from './policy-resources.ts';
+import type { AppContext } from './context.ts';
+import type { Db } from './platform/db/engine.ts';
+import type { EventConsumer, EventDefinition } from './platform/events/catalogue.ts';
+import type { CredentialVerifier, Memberships } from './platform/http/auth.ts';
+import type { BrowserOrigins } from './platform/http/cors.ts';
+import type { PolicyResourceType } from './platform/http/policy-resources.ts';
+import type { Schedule, Timetable } from './platform/jobs/scheduler.ts';
+import type { JobDeclaration } from './platform/jobs/types.ts';
+import type { CallAdmission } from './platform/limits/admission.ts';
 
 /** The Fastify instance a module's routes are declared on (TypeBox types the handlers). */
 export type Api = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;

@@ -15,7 +15,7 @@ import { defaultWorkers } from '../../src/main.ts';
 import { modules } from '../../src/modules/index.ts';
 import { openDatabase, type Database, type Db } from '../../src/platform/db/engine.ts';
 import { migrate } from '../../src/platform/db/migrate.ts';
-import type { Module } from '../../src/platform/http/module.ts';
+import type { Module } from '../../src/module.ts';
 import { jobsTable } from '../../src/platform/jobs/outbox.ts';
 import { rowsOf } from '../../src/platform/db/rows.ts';
 import { DeclaredSchedules, Scheduler, scheduleTopic, type Schedule } from '../../src/platform/jobs/scheduler.ts';

@@ -4,7 +4,7 @@
 import { sql } from 'drizzle-orm';
 import { modules } from '../../src/modules/index.ts';
 import { createUser } from '../../src/modules/users/service.ts';
-import type { Fixture, FixtureClient } from '../../src/platform/http/module.ts';
+import type { Fixture, FixtureClient } from '../../src/module.ts';
 import { rowsOf } from '../../src/platform/db/rows.ts';
 import { call, type Tenant, type TestService } from './service.ts';
 import { fillPath, pathParams, type RouteInfo } from './routes.ts';

@@ -1,5 +1,5 @@
 // Managed agents of a project.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { fixtureSuffix, type Module } from '../../module.ts';
 import { agentRoutes } from './routes.ts';
 
 export const agentsModule: Module = {

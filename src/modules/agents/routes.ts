@@ -1,7 +1,7 @@
 // Managed agents: create, list, fetch by name, update and delete by id, connect.
 import { Type } from 'typebox';
 import { pageOf } from '../../platform/http/lists.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';

@@ -1,5 +1,5 @@
 // Project API keys (a credential kind).
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { fixtureSuffix, type Module } from '../../module.ts';
 import { apiKeyRoutes } from './routes.ts';
 import { apiKeyVerifier } from './service.ts';
 

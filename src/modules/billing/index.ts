@@ -1,7 +1,7 @@
 // Billing and usage: a prepaid wallet per project with an append-only ledger, prices for LLM proxy
 // calls and room-session minutes, admission against the balance, auto-recharge, checkouts (local
 // test provider, Stripe), and usage reports from an hourly rollup. docs/billing.md.
-import type { Module } from '../../platform/http/module.ts';
+import type { Module } from '../../module.ts';
 import { billingRoutes } from './routes.ts';
 import { admitCall } from './service.ts';
 import { handles } from '../../platform/jobs/types.ts';

@@ -1,5 +1,5 @@
 // External OAuth registrations: outside providers a project's or a room's agents get tokens from.
-import type { Module } from '../../platform/http/module.ts';
+import type { Module } from '../../module.ts';
 import { externalOAuthRoutes } from './routes.ts';
 
 const registration = {

@@ -1,5 +1,5 @@
 // Feeds: JSON messages published once and written, by subscriptions, into rooms' storage.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { fixtureSuffix, type Module } from '../../module.ts';
 import { handles } from '../../platform/jobs/types.ts';
 import { flushHandler, pruneSchedule } from './delivery.ts';
 import { flushJob } from './jobs.ts';

@@ -1,6 +1,6 @@
 // Feeds: CRUD, the feeds a room sees, publishing one message or a batch, and the subscriptions that
 // write a feed's messages into room storage.
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';

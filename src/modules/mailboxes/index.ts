@@ -1,5 +1,5 @@
 // Mailboxes: addresses under the deployment's mail domains, delivering to a queue of a room.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { fixtureSuffix, type Module } from '../../module.ts';
 import { mailboxRoutes } from './routes.ts';
 
 export const mailboxesModule: Module = {

@@ -1,5 +1,5 @@
 // OAuth clients a project registers for signing its users in.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { fixtureSuffix, type Module } from '../../module.ts';
 import { oauthClientRoutes } from './routes.ts';
 import { browserOrigins } from './service.ts';
 

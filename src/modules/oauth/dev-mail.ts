@@ -4,7 +4,7 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import { loopbackOnly } from '../../platform/http/loopback.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import { Uuid } from '../../platform/http/schemas.ts';
 import { findOutboxMail, listOutbox } from '../../platform/mail/mailer.ts';
 import { errorPage, outboxMailPage, outboxPage } from './pages.ts';

@@ -1,6 +1,6 @@
 // The OAuth 2.0 / OpenID Connect authorization server, its sign-in pages, and OAuth access tokens
 // as a credential kind of the API.
-import type { Module } from '../../platform/http/module.ts';
+import type { Module } from '../../module.ts';
 import { accessTokenVerifier } from './access-tokens.ts';
 import { oauthRoutes } from './routes.ts';
 import { purgeExpired } from './store.ts';

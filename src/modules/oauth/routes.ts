@@ -2,7 +2,7 @@
 // under /oauth and discovery, Atrium's userinfo), the sign-in and consent pages, and the
 // development mail outbox. The parts they share are built here.
 import type { AppContext } from '../../context.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import { createSigninService } from './accounts.ts';
 import { Csrf } from './csrf.ts';
 import { devMailRoutes } from './dev-mail.ts';

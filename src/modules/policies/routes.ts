@@ -2,7 +2,7 @@
 // GET lists) and at the SDKs' (/iam/{type}/{id}/policy, policy:grant, policy:revoke), over one store.
 // The project role each needs depends on the resource type (its readRole / manageRole), so the
 // routes ask for `member` and the service checks the rest.
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';

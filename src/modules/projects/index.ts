@@ -1,5 +1,5 @@
 // Projects, their settings and members; the membership lookups every project route relies on.
-import type { Module } from '../../platform/http/module.ts';
+import type { Module } from '../../module.ts';
 import { invitationRoutes } from './invitations-routes.ts';
 import { projectRoutes } from './routes.ts';
 import { memberships } from './service.ts';

@@ -4,7 +4,7 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import { LimitOffsetQuery, pageOf } from '../../platform/http/lists.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import { EmptyBody, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as invitations from './invitations.ts';
 import * as schema from './schema.ts';

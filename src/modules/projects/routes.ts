@@ -1,7 +1,7 @@
 // Projects, their settings, status, the caller's role, and project users.
 import { pageOf } from '../../platform/http/lists.ts';
 import { Type } from 'typebox';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { JsonObject, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';

@@ -1,5 +1,5 @@
 // Image repositories of a project and registry tokens for them.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { fixtureSuffix, type Module } from '../../module.ts';
 import { repositoryRoutes } from './routes.ts';
 import { findRepositoryById, REPOSITORY_RESOURCE, REPOSITORY_ROLE_ACTIONS } from './service.ts';
 

@@ -1,5 +1,5 @@
 // Rooms of a project and connecting to them.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { fixtureSuffix, type Module } from '../../module.ts';
 import { roomRoutes } from './routes.ts';
 import { findRoomById, ROOM_RESOURCE, ROOM_ROLE_SCOPES } from './service.ts';
 

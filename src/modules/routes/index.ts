@@ -1,5 +1,5 @@
 // Routes: domains of the deployment claimed by a project and sent to its rooms.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { fixtureSuffix, type Module } from '../../module.ts';
 import { routeRoutes } from './routes.ts';
 
 export const routesModule: Module = {

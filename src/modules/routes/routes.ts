@@ -1,6 +1,6 @@
 // Routes (domains to rooms): create, list (project and room), fetch, replace and delete by domain, and
 // resolve a domain for room servers and ingresses.
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';

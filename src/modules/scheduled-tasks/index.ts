@@ -1,6 +1,6 @@
 // Scheduled tasks of rooms: fired by the scheduler (a timetable of their own), delivered to the room
 // server through the outbox, their runs kept for a retention period.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { fixtureSuffix, type Module } from '../../module.ts';
 import { handles } from '../../platform/jobs/types.ts';
 import { deliveryHandler, pruneRuns, scheduledTaskTimetable } from './firing.ts';
 import { deliverRunJob } from './jobs.ts';

@@ -1,6 +1,6 @@
 // Secrets of a project and of its rooms, encrypted at rest. Two descriptors over one folder, so that
 // each kind has its own fixture for the route walks (which address both by `{secret_id}`).
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { fixtureSuffix, type Module } from '../../module.ts';
 import { projectSecretRoutes, roomSecretRoutes } from './routes.ts';
 
 const VALUE = Buffer.from('{"API_KEY":"fixture"}').toString('base64');

@@ -1,7 +1,7 @@
 // Services: project-wide and room-scoped ServiceSpecs, written directly or rendered from templates.
 // Two descriptors over one folder, so that each kind has its own fixture: the route walks address
 // a project service and a room's service by the same `{service_id}`.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { fixtureSuffix, type Module } from '../../module.ts';
 import { serviceRoutes } from './routes.ts';
 
 const spec = (name: string) => ({ version: 'v1', kind: 'Service', metadata: { name }, container: { image: 'ghcr.io/example/echo:1' } });

@@ -1,6 +1,6 @@
 // Room sessions as room servers report them (with participants and OTLP telemetry), what owners
 // read and terminate, and the events their start and end emit.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { fixtureSuffix, type Module } from '../../module.ts';
 import { handles } from '../../platform/jobs/types.ts';
 import { roomEnded, roomStarted } from './events.ts';
 import { terminateJob, terminateTimeoutJob } from './jobs.ts';

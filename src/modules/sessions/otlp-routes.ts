@@ -12,7 +12,7 @@ import { gunzip } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { apiError, badRequest, tooLarge, tooManyRequests, type ApiError } from '../../platform/http/errors.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import {
   decodeProtobuf, encodeProtobufResponse, encodeStatus, EXPORT_RESPONSES, ExportLogsRequest, ExportMetricsRequest, ExportTraceRequest, REJECTED_FIELD,
   type Signal,

@@ -1,5 +1,5 @@
 // Shares: links into one room, with their own grants and expiry.
-import type { Module } from '../../platform/http/module.ts';
+import type { Module } from '../../module.ts';
 import { shareRoutes } from './routes.ts';
 
 export const sharesModule: Module = {

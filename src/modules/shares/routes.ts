@@ -1,5 +1,5 @@
 // Shares: create (the token is shown once), list, update, delete; and connect with a share token.
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { bearerToken } from '../../platform/http/auth.ts';
 import { pageOf } from '../../platform/http/lists.ts';

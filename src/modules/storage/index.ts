@@ -1,5 +1,5 @@
 // Project storage: files in the blob store, and the events their changes emit.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { fixtureSuffix, type Module } from '../../module.ts';
 import { fileDeleted, fileUpdated } from './events.ts';
 import { storageRoutes } from './routes.ts';
 

@@ -2,7 +2,7 @@
 // Uploads and deletes emit storage.file.updated / storage.file.deleted webhook events.
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { ProjectParams } from '../../platform/http/schemas.ts';
 import { MAX_PATH_LENGTH } from './paths.ts';

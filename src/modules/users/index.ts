@@ -1,5 +1,5 @@
 // Users: profiles and personal access tokens (a credential kind).
-import type { Module } from '../../platform/http/module.ts';
+import type { Module } from '../../module.ts';
 import { userRoutes } from './routes.ts';
 import { personalAccessTokenVerifier } from './service.ts';
 

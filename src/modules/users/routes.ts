@@ -1,7 +1,7 @@
 // User profiles: `GET|PUT /accounts/profiles/{user_id}`, with `me` for the caller.
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import { Ok, OK } from '../../platform/http/schemas.ts';
 import { Profile, ProfileUpdate, profileOf } from './schema.ts';
 import { readableProfile, updateOwnProfile } from './service.ts';

@@ -1,6 +1,6 @@
 // Webhooks: registrations, the delivery engine (an outbox handler), and the event fan-out that
 // turns every subscribed event into deliveries.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import { fixtureSuffix, type Module } from '../../module.ts';
 import { prunedRows, pruneInBatches, RETENTION_MAX_BATCHES } from '../../platform/jobs/retention.ts';
 import { pruneFinished } from './deliveries.ts';
 import { handles } from '../../platform/jobs/types.ts';

@@ -11,7 +11,7 @@ import { notFound, tooManyRequests } from '../../../platform/http/errors.ts';
 import { RateCounters } from '../../../platform/limits/counters.ts';
 import { RequestLimiter } from '../limits.ts';
 import { ENDPOINTS } from '../provider.ts';
-import type { Api } from '../../../platform/http/module.ts';
+import type { Api } from '../../../module.ts';
 import { SECURITY_HEADERS } from '../respond.ts';
 import { deviceLinks } from './sources.ts';
 import { userinfoRoute } from './userinfo.ts';

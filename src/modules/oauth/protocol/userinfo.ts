@@ -3,7 +3,7 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../../context.ts';
 import { forbidden, notFound } from '../../../platform/http/errors.ts';
-import type { Api } from '../../../platform/http/module.ts';
+import type { Api } from '../../../module.ts';
 import { findUserById } from '../../users/service.ts';
 import { claimsForScopes } from '../claims.ts';
 import { ENDPOINTS } from '../provider.ts';

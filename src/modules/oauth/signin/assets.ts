@@ -2,7 +2,7 @@
 // stylesheet and logo (no external fonts, scripts or images), so the pages work offline and the CSP
 // can stay strict.
 import { Type } from 'typebox';
-import type { Api } from '../../../platform/http/module.ts';
+import type { Api } from '../../../module.ts';
 import { ASSETS } from '../pages.ts';
 import { PAGE_ROUTE } from '../respond.ts';
 import { PAGE } from './schemas.ts';

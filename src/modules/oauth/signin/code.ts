@@ -1,6 +1,6 @@
 // Signing in with a one-time code sent by email: asking for one spends an attempt (it sends mail);
 // a wrong code counts as a failed guess.
-import type { Api } from '../../../platform/http/module.ts';
+import type { Api } from '../../../module.ts';
 import { codeEntryPage, codeRequestPage } from '../pages.ts';
 import { PAGE_ROUTE } from '../respond.ts';
 import { appName, pipeline, render, view, type Signin, type SigninKit } from './pipeline.ts';

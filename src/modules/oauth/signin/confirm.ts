@@ -1,6 +1,6 @@
 // Confirming an address from the emailed link, and asking for the link again. The link may be
 // opened in another browser than the one that signed up: it then confirms without signing in.
-import type { Api } from '../../../platform/http/module.ts';
+import type { Api } from '../../../module.ts';
 import { confirmPage, messagePage } from '../pages.ts';
 import { PAGE_ROUTE } from '../respond.ts';
 import { appName, finish, linkExpired, pipeline, render, signInPage, view, type Signin, type SigninKit } from './pipeline.ts';

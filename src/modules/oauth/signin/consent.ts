@@ -1,6 +1,6 @@
 // The consent form: allowing grants the scopes and claims the flow is missing; denying sends the
 // client access_denied.
-import type { Api } from '../../../platform/http/module.ts';
+import type { Api } from '../../../module.ts';
 import { Html, PAGE_ROUTE } from '../respond.ts';
 import { finish, pipeline, type Signin, type SigninKit } from './pipeline.ts';
 import { ConsentForm, FlowParams, PAGE } from './schemas.ts';

@@ -1,6 +1,6 @@
 // Asking for a password reset link. The answer is the same whether or not the address has an
 // account, and the request spends an attempt (it may send mail).
-import type { Api } from '../../../platform/http/module.ts';
+import type { Api } from '../../../module.ts';
 import { forgotPage, messagePage } from '../pages.ts';
 import { PAGE_ROUTE } from '../respond.ts';
 import { appName, pipeline, render, view, type Signin, type SigninKit } from './pipeline.ts';

@@ -4,7 +4,7 @@
 // (pipeline.ts).
 import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
-import type { Api } from '../../../platform/http/module.ts';
+import type { Api } from '../../../module.ts';
 import { assetRoutes } from './assets.ts';
 import { codeRoutes } from './code.ts';
 import { confirmRoutes } from './confirm.ts';

@@ -5,7 +5,7 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../../context.ts';
 import { ApiError } from '../../../platform/http/errors.ts';
-import type { Api } from '../../../platform/http/module.ts';
+import type { Api } from '../../../module.ts';
 import { acceptInvitation, describeInvitation } from '../../projects/service.ts';
 import { InvitationAccept, InvitationToken } from '../../projects/schema.ts';
 import { INVITATION_PATH, invitationAcceptedPage, invitationGonePage, invitationPage, type Page } from '../pages.ts';

@@ -1,6 +1,6 @@
 // Signing in with email and password. A wrong password counts against the address's and the IP's
 // budgets; an unconfirmed account is told to confirm (only once the password was right).
-import type { Api } from '../../../platform/http/module.ts';
+import type { Api } from '../../../module.ts';
 import { normaliseEmail } from '../accounts.ts';
 import { unconfirmedPage } from '../pages.ts';
 import { PAGE_ROUTE } from '../respond.ts';

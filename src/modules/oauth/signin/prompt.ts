@@ -1,6 +1,6 @@
 // The page of a sign-in flow (/interaction/<uid>, where oidc-provider sends the browser): the
 // sign-in form at the login prompt, the consent page at the consent prompt.
-import type { Api } from '../../../platform/http/module.ts';
+import type { Api } from '../../../module.ts';
 import { normaliseEmail } from '../accounts.ts';
 import { consentPage } from '../pages.ts';
 import { PAGE_ROUTE } from '../respond.ts';

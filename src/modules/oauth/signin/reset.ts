@@ -1,6 +1,6 @@
 // Choosing a new password from the emailed link. A new password signs the account out everywhere;
 // in the browser that asked for the link, the sign-in carries on.
-import type { Api } from '../../../platform/http/module.ts';
+import type { Api } from '../../../module.ts';
 import { messagePage, resetPage } from '../pages.ts';
 import { PAGE_ROUTE } from '../respond.ts';
 import { linkExpired, pipeline, redirect, render, view, type Signin, type SigninKit } from './pipeline.ts';

@@ -1,7 +1,7 @@
 // Creating an account: the address must be confirmed by email before it can sign in. The answer is
 // the same whether or not the address has an account, and the request spends an attempt (it sends
 // mail either way).
-import type { Api } from '../../../platform/http/module.ts';
+import type { Api } from '../../../module.ts';
 import { messagePage, signupPage } from '../pages.ts';
 import { PAGE_ROUTE } from '../respond.ts';
 import { appName, pipeline, render, view, type Signin, type SigninKit } from './pipeline.ts';

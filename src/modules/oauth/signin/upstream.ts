@@ -2,7 +2,7 @@
 // leaving for the provider with state kept in an encrypted cookie, and its callback, which signs
 // the linked local account in to the flow.
 import { Type } from 'typebox';
-import type { Api } from '../../../platform/http/module.ts';
+import type { Api } from '../../../module.ts';
 import { UPSTREAM_COOKIE_PATH } from '../upstream.ts';
 import { errorPage } from '../pages.ts';
 import { Html, PAGE_ROUTE } from '../respond.ts';
