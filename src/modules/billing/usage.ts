@@ -28,13 +28,17 @@ export function usageConsumers(ctx: AppContext): EventConsumer[] {
     gatherMs,
     fanout: () => ({ jobs: { from: sql`event`, key: sql`event.id`, payload: { project_id: sql`event.project_id`, call: pricedCall } } }),
   });
+  // Sessions are priced only when the price list has a price for their minutes: no job otherwise.
+  const pricesMinutes = pricesSessions(billingState(ctx).prices);
   const sessions = defineConsumer({
     name: 'billing_sessions',
-    // Sessions are priced only when the price list has a price for their minutes: no job otherwise.
-    takes: pricesSessions(billingState(ctx).prices) ? [roomEnded] : [],
+    takes: [roomEnded],
     queues: sessionPriceJob,
     gatherMs,
-    fanout: () => ({ jobs: { from: sql`event`, key: sql`event.id`, payload: { project_id: sql`event.project_id`, session_id: sql`event.data->>'session_id'` } } }),
+    fanout: () => ({
+      wants: sql.raw(String(pricesMinutes)),
+      jobs: { from: sql`event where ${sql.raw(String(pricesMinutes))}`, key: sql`event.id`, payload: { project_id: sql`event.project_id`, session_id: sql`event.data->>'session_id'` } },
+    }),
   });
   return [calls, sessions];
 }

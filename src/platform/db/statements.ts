@@ -21,6 +21,11 @@ export class CompiledSql {
     this.#query = dialect.sqlToQuery(statement);
   }
 
+  /** Its text, with `$n` where values go. */
+  get text(): string {
+    return this.#query.sql;
+  }
+
   /** Runs it as `db.execute` would (same result shape), binding `values` to the placeholders. */
   run(db: Db, values: Record<string, unknown>): Promise<unknown> {
     return db._.session.prepareQuery(this.#query, undefined, undefined, false).execute(values);

@@ -60,6 +60,16 @@ export class Events {
     this.#statements.clear();
   }
 
+  /** Every consumer, in the order they were added. */
+  get consumers(): readonly EventConsumer[] {
+    return [...this.#consumers];
+  }
+
+  /** The text of the statement that emits an event of this type with every consumer's fan-out (no cause). */
+  statementText(definition: EventDefinition<unknown>): string {
+    return this.#statement(definition, '', undefined, () => ({ events: oneEvent(sql`true`) })).text;
+  }
+
   /** Every event type, in declaration order. */
   get definitions(): readonly EventDefinition[] {
     return [...this.#definitions.values()];
