@@ -16,7 +16,7 @@ export function prettyLogs(config: Pick<LogSettings, 'logFormat'>): boolean {
 
 export function createLogger(config: LogSettings): FastifyBaseLogger {
   if (!prettyLogs(config)) return pino({ level: config.logLevel }) as unknown as FastifyBaseLogger;
-  const stream = pretty({ sync: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,reqId', singleLine: true });
+  const stream = pretty({ sync: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', singleLine: true });
   return pino({ level: config.logLevel }, stream) as unknown as FastifyBaseLogger;
 }
 

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import type { Memberships, Principal } from '../../platform/http/auth.ts';
-import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
+import { apiError, badRequest, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import { applyLegacyFlags, effectiveRoles, isRole, legacyFlagsOf, primaryRole, type LegacyFlags, type Role } from '../../platform/http/roles.ts';
 import type { Db } from '../../platform/db/engine.ts';
@@ -127,7 +127,7 @@ export async function removeMember(ctx: AppContext, projectId: string, userId: s
 
 /** A project must keep one admin, or nobody could ever manage it again. Throwing rolls back. */
 async function guardLastAdmin(db: Db, projectId: string): Promise<void> {
-  if ((await store.countAdmins(db, projectId)) === 0) throw conflict('A project must keep at least one admin');
+  if ((await store.countAdmins(db, projectId)) === 0) throw apiError('last_admin');
 }
 
 export async function listMembers(db: Db, projectId: string, page: Page) {

@@ -174,7 +174,7 @@ export async function createTask(ctx: AppContext, projectId: string, roomName: s
   const id = input.id ?? randomUUID();
   const now = new Date();
   const inserted = await store.insertTask(ctx.db, { id, projectId, roomId: room.id, ...fields, ...scheduling(ctx, fields, now) });
-  if (!inserted) throw conflict('A scheduled task with that id already exists');
+  if (!inserted) throw conflict('A scheduled task with that id already exists', 'already_exists');
   const task = taskView(await mustFind(ctx, projectId, id));
   return { task_id: id, ...task };
 }

@@ -81,7 +81,7 @@ export async function startSession(ctx: AppContext, projectId: string, input: Se
   const inserted = store.sessionFromJson(row.session);
   if (inserted) return { session: sessionView(inserted), created: true };
   const existing = await store.findSession(ctx.db, projectId, id);
-  if (!existing || existing.roomName !== input.room_name) throw conflict('That session id is already in use');
+  if (!existing || existing.roomName !== input.room_name) throw conflict('That session id is already in use', 'already_exists');
   return { session: sessionView(existing), created: false };
 }
 
@@ -139,7 +139,7 @@ async function participantCounts(db: Db, session: store.SessionRow) {
 export async function reportParticipants(ctx: AppContext, projectId: string, sessionId: string, reports: readonly ParticipantReport[]) {
   return ctx.db.transaction(async (tx) => {
     const session = await mustFind(tx, projectId, sessionId);
-    if (session.endedAt && reports.some((r) => r.type === 'joined')) throw conflict('The session has ended: nobody can join it');
+    if (session.endedAt && reports.some((r) => r.type === 'joined')) throw conflict('The session has ended: nobody can join it', 'session_ended');
     if (reports.some((r) => r.type === 'joined' && !r.role)) throw badRequest('A participant that joins needs a role');
     const applied = await store.applyParticipantChanges(tx, sessionId, reports.map((r) => ({ type: r.type, participantId: r.participant_id, role: r.role ?? '', name: r.name ?? null })));
     await store.insertEvents(tx, projectId, applied.map((change) => ({

@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
 import type { AppContext } from '../../../context.ts';
 import { notFound, tooManyRequests } from '../../../platform/http/errors.ts';
+import { REQUEST_ID_HEADER } from '../../../platform/http/request-id.ts';
 import { RateCounters } from '../../../platform/limits/counters.ts';
 import { RequestLimiter } from '../limits.ts';
 import { ENDPOINTS } from '../provider.ts';
@@ -99,6 +100,8 @@ export async function mountProtocol(app: Api, ctx: AppContext, provider: Provide
     }
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.raw.setHeader(name, value);
     reply.raw.setHeader('content-security-policy', PROVIDER_CSP);
+    // The provider answers on the raw response, past the headers Fastify keeps for the reply.
+    reply.raw.setHeader(REQUEST_ID_HEADER, request.id);
     const restore = pinned(request);
     try {
       await handle(request.raw, reply.raw);
