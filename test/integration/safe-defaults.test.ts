@@ -61,7 +61,7 @@ forEachEngine('safe defaults: the development mailbox', (engine) => {
         const what = `${path} with ${JSON.stringify(headers)}`;
         assert.equal(refused.status, 404, what);
         assert.equal(refused.headers.get('content-type'), unknown.headers.get('content-type'), what);
-        assert.deepEqual(refused.body, { error: { ...unknown.body.error, message: unknown.body.error.message.replace(unknownPath, path) } }, what);
+        assert.deepEqual(refused.body, { error: { ...unknown.body.error, message: unknown.body.error.message.replace(unknownPath, path), request_id: refused.body.error.request_id } }, what);
       }
     }
     assert.equal((await remote.go('GET', '/dev/mail')).status, 404, 'the browser that asked for the reset sees nothing either');

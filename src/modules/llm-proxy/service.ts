@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import type { AppContext } from '../../context.ts';
-import type { Principal } from '../../platform/http/auth.ts';
+import { accessOf, callerOf, type Principal } from '../../platform/http/auth.ts';
 import { apiError, forbidden } from '../../platform/http/errors.ts';
 import { HttpExchange, type HttpAnswer } from '../../platform/http/exchange.ts';
 import { apiScopeOf } from '../participant-tokens/service.ts';
@@ -155,7 +155,7 @@ export type Recorder = (record: CallRecord) => Promise<void>;
 /** Sends a call upstream and the answer back; records the call once the answer is over. */
 export async function forward(ctx: AppContext, upstream: Upstream | undefined, recorder: Recorder, call: ProxiedCall, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   if (!upstream) throw apiError('llm_provider_unavailable', { provider: call.provider === 'openai' ? 'OpenAI' : 'Anthropic' });
-  const principal = request.principal!;
+  const principal = callerOf(request);
   const model = typeof (request.body as { model?: unknown } | undefined)?.model === 'string' ? (request.body as { model: string }).model : undefined;
   if (principal.kind === 'participant' && !modelAllowed((apiScopeOf(principal.grants)?.llm as { models?: unknown } | undefined)?.models, call.provider, model)) {
     throw forbidden(`The participant token does not allow the model ${call.provider}/${model ?? ''}`);
@@ -164,13 +164,13 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
   // Billing's admission: the balance must cover the call (402 otherwise, when billing is enforced).
   const parsed = request.body as Record<string, unknown> | undefined;
   const maxTokens = [parsed?.max_tokens, parsed?.max_completion_tokens, parsed?.max_output_tokens].find((v): v is number => typeof v === 'number' && Number.isInteger(v) && v > 0);
-  await ctx.admission.admit({ projectId: request.access!.projectId, requestId, provider: call.provider, model, bodyBytes: rawBodies.get(request)?.length ?? 0, maxTokens });
+  await ctx.admission.admit({ projectId: accessOf(request).projectId, requestId, provider: call.provider, model, bodyBytes: rawBodies.get(request)?.length ?? 0, maxTokens });
   const started = performance.now();
   const startedAt = new Date();
   const { body, stripUsageChunk } = upstreamBody(request, call);
   const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
   const base: Omit<CallRecord, 'status' | 'outcome' | 'usage_source' | 'usage' | 'latency_ms' | 'ttfb_ms' | 'upstream_request_id' | 'model' | 'stream'> = {
-    projectId: request.access!.projectId,
+    projectId: accessOf(request).projectId,
     request_id: requestId,
     provider: call.provider,
     endpoint: call.endpoint,

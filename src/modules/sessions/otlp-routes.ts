@@ -17,6 +17,7 @@ import {
   decodeProtobuf, encodeProtobufResponse, encodeStatus, EXPORT_RESPONSES, ExportLogsRequest, ExportMetricsRequest, ExportTraceRequest, REJECTED_FIELD,
   type Signal,
 } from './otlp.ts';
+import { accessOf } from '../../platform/http/auth.ts';
 import { ROOM_SERVER_TAG } from './schema.ts';
 import { ingestBySignal } from './telemetry.ts';
 
@@ -96,7 +97,7 @@ export async function otlpRoutes(app: Api, ctx: AppContext): Promise<void> {
           response: { 200: EXPORT_RESPONSES[signal] },
         },
       }, async (request, reply) => {
-        const result = await (ingestBySignal[signal] as (c: AppContext, p: string, r: unknown) => ReturnType<typeof ingestBySignal.traces>)(ctx, request.access!.projectId, request.body);
+        const result = await (ingestBySignal[signal] as (c: AppContext, p: string, r: unknown) => ReturnType<typeof ingestBySignal.traces>)(ctx, accessOf(request).projectId, request.body);
         const response = result.rejected > 0 ? { partialSuccess: { [REJECTED_FIELD[signal]]: String(result.rejected), errorMessage: result.message! } } : {};
         if (wantsProtobuf(request)) return reply.type(PROTOBUF).send(Buffer.from(encodeProtobufResponse(signal, response)));
         return response;

@@ -3,6 +3,7 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../../context.ts';
 import { forbidden, notFound } from '../../../platform/http/errors.ts';
+import { callerOf } from '../../../platform/http/auth.ts';
 import type { Api } from '../../../module.ts';
 import { findUserById } from '../../users/service.ts';
 import { claimsForScopes } from '../claims.ts';
@@ -25,7 +26,7 @@ export function userinfoRoute(app: Api, ctx: AppContext): void {
     config: { auth: { permission: 'authenticated', credentials: ['oauth'], oauthScope: 'openid' } },
     schema: { tags: ['OAuth'], summary: 'OpenID Connect userinfo: claims of the signed-in user, as the token\'s scopes allow', response: { 200: UserInfo } },
     handler: async (request) => {
-      const principal = request.principal!;
+      const principal = callerOf(request);
       if (!principal.userId) throw forbidden('A client credentials token has no user');
       const user = await findUserById(ctx.db, principal.userId);
       if (!user) throw notFound('User');
