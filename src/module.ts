@@ -44,36 +44,4 @@ export interface Module {
    * a subject can hold on one resource, who manages them, and how to find a resource by id.
    */
   readonly policyResources?: readonly PolicyResourceType[];
-  /** How to create one real resource of each kind the module's routes address (isolation walk, fuzz). */
-  readonly fixtures?: readonly Fixture[];
 }
-
-/** A client bound to one project's admin, for fixtures (tests provide it). */
-export interface FixtureClient {
-  readonly projectId: string;
-  /** The admin user's id. */
-  readonly userId: string;
-  /**
-   * Sends a request as the project's admin (its API key, or its user token with `as: 'user'`); a
-   * JSON body by default. Fails the fixture on a non-2xx answer; resolves to the parsed body.
-   */
-  request<T = any>(method: string, path: string, options?: { json?: unknown; bytes?: string; as?: 'api_key' | 'user' }): Promise<T>;
-  /** A new user account outside the project (sign-up is not an API route). */
-  newUser(): Promise<{ id: string; email: string }>;
-}
-
-/**
- * Creates one real resource in a project and returns the parameters that address it — path
- * parameters such as `{room_name, room_id}`, or required query parameters such as storage's
- * `path`. The isolation walk and the fuzz fill every route's parameters from the fixtures of the
- * route's own module first, then from any module's; a route with a parameter no fixture provides
- * fails them. `needs` names parameters of other fixtures, which are created first.
- */
-export interface Fixture {
-  readonly provides: readonly string[];
-  readonly needs?: readonly string[];
-  create(client: FixtureClient, have: Readonly<Record<string, string>>): Promise<Record<string, string>>;
-}
-
-/** A short random suffix that keeps fixture names unique within a project. */
-export const fixtureSuffix = (): string => Math.random().toString(36).slice(2, 10);

@@ -15,13 +15,4 @@ export const billingModule: Module = {
   jobs: [handles(priceJob, priceHandler), handles(sessionPriceJob, sessionPriceHandler), handles(rechargeJob, rechargeHandler)],
   schedules: (ctx) => [reservationSweep(ctx)],
   eventConsumers: usageConsumers,
-  fixtures: [{
-    provides: ['checkout_id'],
-    async create(client) {
-      const { checkout_url } = await client.request<{ checkout_url: string }>('POST', `/accounts/projects/${client.projectId}/credits`, {
-        json: { success_url: 'https://app.example.com/ok', cancel_url: 'https://app.example.com/cancel', quantity: 5 },
-      });
-      return { checkout_id: checkout_url.split('/').at(-1)! };
-    },
-  }],
 };

@@ -10,14 +10,4 @@ export const llmLoggersModule: Module = {
   routes: loggerRoutes,
   jobs: [handles(copyJob, copyHandler)],
   eventConsumers: () => [loggerConsumer],
-  fixtures: [{
-    provides: ['logger_id'],
-    needs: ['feed_id'],
-    async create(client, have) {
-      const { logger } = await client.request<{ logger: { id: string } }>('POST', `/accounts/projects/${client.projectId}/llm-loggers`, {
-        json: { destination_feed_id: have.feed_id, filter_expression: "provider == 'openai'" },
-      });
-      return { logger_id: logger.id };
-    },
-  }],
 };

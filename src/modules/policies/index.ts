@@ -5,9 +5,4 @@ import { policyRoutes } from './routes.ts';
 export const policiesModule: Module = {
   name: 'policies',
   routes: policyRoutes,
-  fixtures: [{
-    provides: ['resource_type', 'resource_id'],
-    needs: ['room_id'],
-    create: async (_client, have) => ({ resource_type: 'room', resource_id: have.room_id! }),
-  }],
 };

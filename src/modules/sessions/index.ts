@@ -1,6 +1,6 @@
 // Room sessions as room servers report them (with participants and OTLP telemetry), what owners
 // read and terminate, and the events their start and end emit.
-import { fixtureSuffix, type Module } from '../../module.ts';
+import type { Module } from '../../module.ts';
 import { handles } from '../../platform/jobs/types.ts';
 import { roomEnded, roomStarted } from './events.ts';
 import { terminateJob, terminateTimeoutJob } from './jobs.ts';
@@ -14,15 +14,4 @@ export const sessionsModule: Module = {
   events: [roomStarted, roomEnded],
   jobs: [handles(terminateJob, terminateHandler), handles(terminateTimeoutJob, terminateTimeoutHandler)],
   schedules: (ctx) => [{ name: 'sessions.prune-telemetry', cron: '23 * * * *', run: (context, dueAt) => pruneTelemetry(ctx, context, dueAt) }],
-  fixtures: [{
-    provides: ['session_id'],
-    needs: ['room_name'],
-    async create(client, have) {
-      const project = `/accounts/projects/${client.projectId}`;
-      const session = await client.request<{ id: string }>('POST', `${project}/sessions`, { json: { room_name: have.room_name } });
-      // Some telemetry, so that the reads have items to return.
-      await client.request('POST', `${project}/sessions/${session.id}/participants`, { json: { events: [{ type: 'joined', participant_id: `p-${fixtureSuffix()}`, role: 'user' }] } });
-      return { session_id: session.id };
-    },
-  }],
 };

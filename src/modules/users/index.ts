@@ -8,5 +8,4 @@ export const usersModule: Module = {
   routes: userRoutes,
   verifiers: (ctx) => [personalAccessTokenVerifier(ctx.db)],
   // A profile route addresses a user; the project's admin is the one whose profile they may edit.
-  fixtures: [{ provides: ['user_id'], create: async (client) => ({ user_id: client.userId }) }],
 };

@@ -1,6 +1,6 @@
 // Webhooks: registrations, the delivery engine (an outbox handler), and the event fan-out that
 // turns every subscribed event into deliveries.
-import { fixtureSuffix, type Module } from '../../module.ts';
+import type { Module } from '../../module.ts';
 import { prunedRows, pruneInBatches, RETENTION_MAX_BATCHES } from '../../platform/jobs/retention.ts';
 import { pruneFinished } from './deliveries.ts';
 import { handles } from '../../platform/jobs/types.ts';
@@ -26,19 +26,6 @@ export const webhooksModule: Module = {
         if (attempts > 0) prunedRows.inc({ table: 'webhook_attempts' }, attempts);
         return deliveries;
       }, signal);
-    },
-  }],
-  fixtures: [{
-    provides: ['webhook_id', 'delivery_id'],
-    async create(client) {
-      const project = `/accounts/projects/${client.projectId}`;
-      const webhook = await client.request<{ id: string }>('POST', `${project}/webhooks`, {
-        json: { name: `hook-${fixtureSuffix()}`, url: 'https://receiver.example.com/atrium', events: ['storage.file.updated'] },
-      });
-      // One event gives the webhook a delivery.
-      await client.request('POST', `/projects/${client.projectId}/storage/upload?path=${encodeURIComponent(`fixtures/hook-${fixtureSuffix()}.txt`)}`, { bytes: 'event' });
-      const { deliveries } = await client.request<{ deliveries: { id: string }[] }>('GET', `${project}/webhooks/${webhook.id}/deliveries`);
-      return { webhook_id: webhook.id, delivery_id: deliveries[0]!.id };
     },
   }],
 };
