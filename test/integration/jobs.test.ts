@@ -286,7 +286,7 @@ forEachEngine('jobs outbox', (engine) => {
 
   test('a worker waiting for work holds none of the jobs it ran: they can be collected at once', async () => {
     // A job kept until the next claim lives long enough to reach V8's old generation, whose
-    // collections pause the server (docs/performance-journal.md, "Jobs no longer held while the worker sleeps").
+    // collections pause the server (docs/contributing/performance-journal.md, "Jobs no longer held while the worker sleeps").
     const t = topic();
     const payloads: WeakRef<object>[] = [];
     const w = worker([{ topic: t, run: async (job) => { payloads.push(new WeakRef(job.payload)); return {}; } }], { pollMs: 60_000 });

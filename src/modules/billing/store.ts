@@ -213,7 +213,7 @@ const addLines = new CompiledSql(sql`
 /**
  * Lines summed per row of the hourly rollup, with how many lines each sums. A settlement prices
  * hundreds of calls whose lines mostly share a row (one project, model and user in the same hour),
- * so the statement carries a handful of rows instead of four lines per call (docs/performance-journal.md).
+ * so the statement carries a handful of rows instead of four lines per call (docs/contributing/performance-journal.md).
  */
 function rollupRows(lines: readonly RollupLine[]): { line: RollupLine; requests: number }[] {
   const rows = new Map<string, { line: RollupLine; requests: number }>();

@@ -32,7 +32,7 @@ const CLIENT_LEFT = 'The client closed the connection';
 /**
  * Plain (not streamed) answers up to this size are read whole, then sent with their length in one
  * write: a JSON answer is of no use to its client before its last byte, and sent as it came, its end
- * would cost a write of its own (docs/performance-journal.md). Larger ones are streamed as they come.
+ * would cost a write of its own (docs/contributing/performance-journal.md). Larger ones are streamed as they come.
  */
 const WHOLE_ANSWER_BYTES = 1024 * 1024;
 

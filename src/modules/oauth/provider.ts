@@ -116,8 +116,8 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
     pkce: { required: () => true },
     allowOmittingSingleRegisteredRedirectUri: false,
     rotateRefreshToken: true,
-    // Clients registered for refresh_token get one with every code (SPEC: "add refresh_token for
-    // long-lived sessions"); without offline_access it still ends with the browser session.
+    // Clients registered for refresh_token get one with every code, for long-lived sessions; without
+    // offline_access it still ends with the browser session.
     issueRefreshToken: async (_ctx: unknown, client: Client) => client.grantTypeAllowed('refresh_token'),
     routes: ENDPOINTS,
     ttl: { ...TTL },

@@ -1,4 +1,4 @@
-// Resource policies at SPEC's paths (/policies/resources/{type}/{id}: POST grants, DELETE revokes,
+// Resource policies at their own paths (/policies/resources/{type}/{id}: POST grants, DELETE revokes,
 // GET lists) and at the SDKs' (/iam/{type}/{id}/policy, policy:grant, policy:revoke), over one store.
 // The project role each needs depends on the resource type (its readRole / manageRole), so the
 // routes ask for `member` and the service checks the rest.
