@@ -42,6 +42,20 @@ module.exports = {
       to: { path: '^src/[^/]+\\.ts$' },
     },
     {
+      name: 'shared-types-stand-below-the-modules',
+      severity: 'error',
+      comment: 'The settings (config.ts), the context and the module shape are what modules stand on: they import no module.',
+      from: { path: '^src/(config|context|module)\\.ts$' },
+      to: { path: '^src/(modules|cli)/' },
+    },
+    {
+      name: 'the-service-does-not-import-its-command',
+      severity: 'error',
+      comment: 'The `atrium` command (src/cli) stands on the service; nothing of the service imports it.',
+      from: { path: '^src/', pathNot: '^src/cli/' },
+      to: { path: '^src/cli/' },
+    },
+    {
       name: 'db-drivers-behind-the-facade',
       severity: 'error',
       comment: 'The database drivers and Drizzle\'s driver bindings are used in src/platform/db alone (the engines, and statements.ts, the one file that reaches into Drizzle\'s internals); stores write the query builder or SQL read through platform/db/rows.ts.',
