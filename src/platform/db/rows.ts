@@ -13,7 +13,7 @@
 // Statements of hot paths are built once: `CompiledSql` and `preparedPerDb` (statements.ts), the
 // one file that reaches into Drizzle's internals (test/integration/prepared-per-db.test.ts is
 // its contract).
-import { getTableColumns, type Column, type InferSelectModel, type Table } from 'drizzle-orm';
+import { getTableColumns, getTableName, type Column, type InferSelectModel, type Table } from 'drizzle-orm';
 
 /** Raw `execute` results differ by driver: postgres-js gives an array, PGlite `{ rows }`. */
 export function rowsOf<T>(result: unknown): T[] {
@@ -24,7 +24,11 @@ export function rowsOf<T>(result: unknown): T[] {
 export interface TableRows<T> {
   /** The rows of a raw statement selecting or returning the table's columns, as the query builder gives them. */
   of(result: unknown): T[];
-  /** One row as `row_to_json` (or `to_jsonb`) gives it, text or parsed; undefined for SQL null. */
+  /**
+   * One row as `row_to_json` (or `to_jsonb`) gives it, text or parsed; undefined for SQL null. For
+   * tables whose columns all survive JSON: a bytea, bigint or numeric column does not (JSON has no
+   * bytes, and its numbers lose digits), and such a table is refused here.
+   */
   fromJson(json: unknown): T | undefined;
 }
 
@@ -43,9 +47,11 @@ export function tableRows<T extends Table>(table: T): TableRows<InferSelectModel
     }
     return row as InferSelectModel<T>;
   };
+  const lossy = columns.filter(({ column }) => ['PgBigInt64', 'PgNumeric', 'PgCustomColumn'].includes(column.columnType));
   return {
     of: (result) => rowsOf<Record<string, unknown>>(result).map(map),
     fromJson: (json) => {
+      if (lossy.length > 0) throw new Error(`Rows of ${getTableName(table)} do not survive JSON (${lossy.map((c) => `${c.name} ${c.column.getSQLType()}`).join(', ')}): select their columns instead`);
       if (json === null || json === undefined) return undefined;
       return map((typeof json === 'string' ? JSON.parse(json) : json) as Record<string, unknown>);
     },
