@@ -5,7 +5,8 @@
 import { Type } from 'typebox';
 import { isLoopback } from './platform/http/loopback.ts';
 import { base64Key, boolean, directory, dnsNames, integer, integerList, json, oneOf, origins, port, proxyTrust, text, url } from './platform/settings/kinds.ts';
-import { ConfigError, describeSettings, readSettings, rule, secret, setting, type ValuesOf } from './platform/settings/table.ts';
+import { ConfigError } from './platform/config-error.ts';
+import { describeSettings, readSettings, rule, secret, setting, type ValuesOf } from './platform/settings/table.ts';
 
 export { ConfigError };
 

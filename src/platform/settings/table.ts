@@ -4,9 +4,6 @@
 // redacted summary; the README's settings section is rendered from the same entries.
 import type { Kind } from './kinds.ts';
 
-/** A setting or a key the service cannot start with; the CLI prints its message without a stack. */
-export class ConfigError extends Error {}
-
 /** Reads an already resolved setting by variable name, for defaults that depend on other settings. */
 type Lookup = (env: string) => unknown;
 
