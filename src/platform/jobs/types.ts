@@ -1,5 +1,6 @@
 // Job types: each kind of background job declared once, with its outbox topic, the TypeBox schema
-// of its payload, whether it is keyed, and the handler that runs it. Enqueueing goes through the
+// of its payload and whether it is keyed; the module's descriptor pairs it with the handler that
+// runs it (`handles`), and docs/events.md lists them all. Enqueueing goes through the
 // type (`job.of({ key, payload })`), so a payload that does not fit is a compile error where the
 // job is written; the handler receives jobs whose payload has been checked against the schema
 // (a row that does not fit is marked dead with the reason instead of reaching the handler).
@@ -121,5 +122,7 @@ export interface JobDeclaration<Ctx> {
 
 /** Pairs a job type with its runner; the runner's job type is checked against the payload's. */
 export function handles<P, Keyed extends boolean, Ctx>(type: JobType<P, Keyed>, runner: (ctx: Ctx) => JobRunner<P, Keyed>): JobDeclaration<Ctx> {
+  // The map of events and jobs names the function; an anonymous one would leave a blank there.
+  if (!runner.name) throw new Error(`The runner of ${type.topic} must be a named function`);
   return { type, handler: (ctx) => type.bind(runner(ctx)), runner: runner.name };
 }
