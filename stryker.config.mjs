@@ -21,11 +21,11 @@ const TARGETS = {
     tests: ['test/integration/jobs.test.ts'],
   },
   'oauth-forms': {
-    mutate: ['src/oauth/csrf.ts', 'src/oauth/limits.ts'],
+    mutate: ['src/modules/oauth/csrf.ts', 'src/modules/oauth/limits.ts'],
     tests: ['test/unit/oauth-csrf.test.ts', 'test/unit/oauth-limits.test.ts'],
   },
   'oauth-adapter': {
-    mutate: ['src/oauth/adapter.ts'],
+    mutate: ['src/modules/oauth/adapter.ts'],
     tests: ['test/integration/oauth-adapter.test.ts'],
   },
 };

@@ -12,8 +12,9 @@ import { installAuth, validateAuthRequirement } from './platform/http/auth.ts';
 import { ErrorBody, MAX_PARAM_LENGTH, badRequest, frameworkErrorHandler, installErrorHandling } from './platform/http/errors.ts';
 import { CONSOLE_PATH, serveConsole } from './platform/http/console.ts';
 import { installMetrics } from './platform/http/metrics.ts';
+import { installRequestId, REQUEST_ID_LOG_LABEL, requestId } from './platform/http/request-id.ts';
 import { logRequestLines, prettyLogs } from './platform/logging.ts';
-import type { Api, Module } from './platform/http/module.ts';
+import type { Api, Module } from './module.ts';
 import { illFormedText } from './platform/http/schemas.ts';
 import { ajvFor } from './platform/http/validation.ts';
 import type { ProxyTrust } from './platform/settings/kinds.ts';
@@ -93,9 +94,10 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
     trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
     return503OnClosing: true,
     // Per-request info lines cost throughput; errors are still logged by the error handler.
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LOG_LABEL }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler,
+    genReqId: requestId,
     schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -117,6 +119,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, config: route.config, schema: route.schema, module: declaring });
   });
 
+  installRequestId(app);
   installErrorHandling(app);
   installBodyDrain(app);
   installCors(app, { allowList: ctx.config.corsOrigins, origins: modules.find((m) => m.browserOrigins)?.browserOrigins?.(ctx) });
@@ -134,7 +137,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'Atrium API', version: '0.1.0', description: 'Project administration and sign-in service. Errors have the body `{"error": {"code", "message"}}`.' },
+      info: { title: 'Atrium API', version: '0.1.0', description: 'Project administration and sign-in service. Errors have the body `{"error": {"code", "message", "request_id"}}`; every response names its request in `X-Request-Id`.' },
       servers: [{ url: ctx.config.publicUrl }],
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Project API key, personal access token, or OAuth access token' } } },
     },

@@ -5,9 +5,10 @@
 import { Type } from 'typebox';
 import { isLoopback } from './platform/http/loopback.ts';
 import { base64Key, boolean, directory, dnsNames, integer, integerList, json, oneOf, origins, port, privateTargets, proxyTrust, text, url } from './platform/settings/kinds.ts';
+import { ConfigError } from './platform/config-error.ts';
 import { describeSettings, readSettings, rule, secret, setting, type ValuesOf } from './platform/settings/table.ts';
 
-export class ConfigError extends Error {}
+export { ConfigError };
 
 const SERVER = 'Server';
 const DATA = 'Database, files and keys';
@@ -369,7 +370,6 @@ export type Config = Settings & {
     transport: 'smtp' | 'outbox' | 'none';
   };
 };
-export type MailConfig = Config['mail'];
 export type UpstreamProvider = Settings['signin']['upstream'][number];
 
 const invalid = (problems: string[]) => new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);

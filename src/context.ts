@@ -8,6 +8,7 @@ import type { Database, Db } from './platform/db/engine.ts';
 import type { Events } from './platform/events/emit.ts';
 import type { Auth } from './platform/http/auth.ts';
 import type { PolicyResourceTypes } from './platform/http/policy-resources.ts';
+import type { CallAdmission } from './platform/limits/admission.ts';
 import type { Mailer } from './platform/mail/mailer.ts';
 
 export interface AppContext {
@@ -22,6 +23,8 @@ export interface AppContext {
   events: Events;
   /** The resource types that resource policies can name, from every module. */
   policyResources: PolicyResourceTypes;
+  /** Whether a paid call (the LLM proxy's) may go ahead: billing's answer, or always yes without it. */
+  admission: CallAdmission;
   /** Outgoing mail (SMTP, or the development outbox). */
   mail: Mailer;
   log: FastifyBaseLogger;

@@ -16,8 +16,10 @@ import { migrate } from './platform/db/migrate.ts';
 import { Events } from './platform/events/emit.ts';
 import { Auth } from './platform/http/auth.ts';
 import { PolicyResourceTypes } from './platform/http/policy-resources.ts';
-import type { Module } from './platform/http/module.ts';
+import { admitEveryCall } from './platform/limits/admission.ts';
+import type { Module } from './module.ts';
 import { DeclaredSchedules, Scheduler } from './platform/jobs/scheduler.ts';
+import type { JobDeclaration } from './platform/jobs/types.ts';
 import { JobWorker, type Clock } from './platform/jobs/worker.ts';
 import { createLogger } from './platform/logging.ts';
 
@@ -35,12 +37,22 @@ export interface Background {
  */
 export function defaultWorkers(ctx: AppContext, modules: readonly Module[] = allModules, clock?: Clock): Background[] {
   const schedules = new DeclaredSchedules(modules.flatMap((m) => m.schedules?.(ctx) ?? []));
-  const handlers = [...modules.flatMap((m) => m.jobs?.(ctx) ?? []), ...schedules.handlers()];
+  const handlers = [...jobDeclarations(modules).map((job) => job.handler(ctx)), ...schedules.handlers()];
   const { pollMs, batchSize, concurrency, leaseMs } = ctx.config.jobs;
   const jobs = new JobWorker(ctx.database, { handlers, pollMs, batchSize, concurrency, leaseMs, clock, log: ctx.log });
   const timetables = [...(schedules.size > 0 ? [schedules] : []), ...modules.flatMap((m) => m.timetables?.(ctx) ?? [])];
   const scheduler = new Scheduler(ctx.database, { timetables, pollMs, batchSize, clock, log: ctx.log });
   return [{ start: () => jobs.start(), stop: () => jobs.stop() }, { start: () => scheduler.start(), stop: () => scheduler.stop() }];
+}
+
+/** Every module's jobs, each topic handled once. */
+export function jobDeclarations(modules: readonly Module[]): JobDeclaration<AppContext>[] {
+  const byTopic = new Map<string, JobDeclaration<AppContext>>();
+  for (const job of modules.flatMap((m) => m.jobs ?? [])) {
+    if (byTopic.has(job.type.topic)) throw new Error(`Job topic ${job.type.topic} is declared twice`);
+    byTopic.set(job.type.topic, job);
+  }
+  return [...byTopic.values()];
 }
 
 /**
@@ -76,10 +88,19 @@ export async function openContext(config: Config, log?: FastifyBaseLogger, modul
       auth,
       events: new Events(modules.flatMap((m) => m.events ?? [])),
       policyResources: new PolicyResourceTypes(modules.flatMap((m) => m.policyResources ?? [])),
+      admission: admitEveryCall,
       mail: createMailer(config.mail, database.db),
       log: logger,
     };
-    for (const consumer of modules.flatMap((m) => m.eventConsumers?.(ctx) ?? [])) ctx.events.addConsumer(consumer);
+    const admissions = modules.filter((m) => m.admission);
+    if (admissions.length > 1) throw new Error(`At most one module may admit paid calls; found ${admissions.length}`);
+    if (admissions[0]) ctx.admission = admissions[0].admission!(ctx);
+    // A consumer queuing jobs that no handler runs would only fill the queue.
+    const handled = new Set(jobDeclarations(modules).map((job) => job.type));
+    for (const consumer of modules.flatMap((m) => m.eventConsumers?.(ctx) ?? [])) {
+      if (!handled.has(consumer.queues)) throw new Error(`Event consumer ${consumer.name} queues ${consumer.queues.topic}, which no module handles`);
+      ctx.events.addConsumer(consumer);
+    }
     const membershipProviders = modules.filter((m) => m.memberships);
     if (membershipProviders.length !== 1) throw new Error(`Exactly one module must provide memberships; found ${membershipProviders.length}`);
     auth.setMemberships(membershipProviders[0]!.memberships!(ctx));

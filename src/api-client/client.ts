@@ -7,9 +7,9 @@ import type { paths } from './schema.ts';
 export type { paths } from './schema.ts';
 export type ApiClient = Client<paths>;
 
-/** The error body of every API route: `{"error": {"code", "message"}}`. */
+/** The error body of every API route: `{"error": {"code", "message", "request_id"}}`. */
 export interface ApiErrorBody {
-  error: { code: string; message: string };
+  error: { code: string; message: string; request_id?: string };
 }
 
 /** An API call that did not succeed, with the API's own code and message. */

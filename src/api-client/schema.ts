@@ -13093,6 +13093,8 @@ export interface components {
             error: {
                 code: string;
                 message: string;
+                /** @description The request's id, as in its `X-Request-Id` header and the server's log lines */
+                request_id: string;
             };
         };
         /** Passkey */

@@ -10,7 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
 import * as oidc from 'openid-client';
-import { ATRIUM_CLI_CLIENT_ID, ATRIUM_CLI_SCOPE } from '../oauth/first-party.ts';
+import { ATRIUM_CLI_CLIENT_ID, ATRIUM_CLI_SCOPE } from '../modules/oauth/first-party.ts';
 import { CredentialStore, NotSignedInError, resolveServer, serverKey, tokensFrom, UsageError, type StoredTokens } from './credentials.ts';
 
 const LOGIN_TIMEOUT_MS = 5 * 60_000;

@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { describeConfig, type Config } from '../config.ts';
 import { startService } from '../main.ts';
 import { setupLink } from '../modules/setup/service.ts';
-import { devMailboxLink } from '../oauth/dev-mail.ts';
+import { devMailboxLink } from '../modules/oauth/service.ts';
 import { prettyLogs } from '../platform/logging.ts';
 
 function describeDatabase(config: Config): string {

@@ -1,7 +1,7 @@
 // The one list of the service's modules, in registration order. Adding a resource family is one
 // folder under src/modules/ and one line here.
-import type { Module } from '../platform/http/module.ts';
-import { oauthModule } from '../oauth/index.ts';
+import type { Module } from '../module.ts';
+import { oauthModule } from './oauth/index.ts';
 import { agentsModule } from './agents/index.ts';
 import { apiKeysModule } from './api-keys/index.ts';
 import { billingModule } from './billing/index.ts';

@@ -3,15 +3,20 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import pino from 'pino';
 import pretty from 'pino-pretty';
-import type { Config } from '../config.ts';
 
-export function prettyLogs(config: Pick<Config, 'logFormat'>): boolean {
+/** The logging settings (ATRIUM_LOG_FORMAT, ATRIUM_LOG_LEVEL). */
+interface LogSettings {
+  logFormat: 'json' | 'pretty' | 'auto';
+  logLevel: string;
+}
+
+export function prettyLogs(config: Pick<LogSettings, 'logFormat'>): boolean {
   return config.logFormat === 'pretty' || (config.logFormat === 'auto' && process.stdout.isTTY === true);
 }
 
-export function createLogger(config: Pick<Config, 'logFormat' | 'logLevel'>): FastifyBaseLogger {
+export function createLogger(config: LogSettings): FastifyBaseLogger {
   if (!prettyLogs(config)) return pino({ level: config.logLevel }) as unknown as FastifyBaseLogger;
-  const stream = pretty({ sync: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname,reqId', singleLine: true });
+  const stream = pretty({ sync: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', singleLine: true });
   return pino({ level: config.logLevel }, stream) as unknown as FastifyBaseLogger;
 }
 

@@ -1,4 +1,4 @@
-// The webhook receiver helper (SPEC "Events", receiver rules): `GET /` health check, `POST <path>`
+// The webhook receiver helper (docs/webhook-receiver.md): `GET /` health check, `POST <path>`
 // deliveries, and `GET <path>` websocket upgrades carrying the `room.call` handoff. node:http rather
 // than a framework, because both signatures cover exact bytes (the raw body, a raw header value)
 // that a framework's parsers would otherwise get to first.

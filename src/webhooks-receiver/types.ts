@@ -1,4 +1,4 @@
-// Payload types of the events Atrium delivers (SPEC "Events"), shared by the receiver library, its
+// Payload types of the events Atrium delivers (docs/webhooks.md), shared by the receiver library, its
 // handlers and the `atrium webhooks listen` command. Data shapes are type aliases, not interfaces,
 // so that a typed event is also a plain WebhookEvent (aliases get an implicit index signature).
 import type { IncomingHttpHeaders } from 'node:http';

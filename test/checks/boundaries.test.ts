@@ -22,3 +22,32 @@ test('no unused files, exports or dependencies (knip)', { timeout: CHECK_TIMEOUT
   const result = spawnSync(process.execPath, [bin('knip', 'bin', 'knip.js'), '--no-progress'], { cwd: root, encoding: 'utf8', timeout: CHECK_TIMEOUT_MS });
   assert.equal(result.status, 0, `knip reported:\n${result.stdout}${result.stderr}`);
 });
+
+test('modules depend on each other one way: no circle of module folders (dependency-cruiser\'s graph)', () => {
+  const result = spawnSync(process.execPath, [bin('dependency-cruiser', 'bin', 'dependency-cruiser.mjs'), 'src/modules', '--config', '.dependency-cruiser.cjs', '--output-type', 'json'], { cwd: root, encoding: 'utf8', timeout: 110_000, maxBuffer: 256 * 1024 * 1024 });
+  assert.equal(result.status, 0, result.stderr);
+  const graph = JSON.parse(result.stdout) as { modules: { source: string; dependencies: { resolved: string }[] }[] };
+  const folder = (path: string) => /^src\/modules\/([^/]+)\//.exec(path)?.[1];
+  const uses = new Map<string, Set<string>>();
+  for (const file of graph.modules) {
+    const from = folder(file.source);
+    if (!from) continue;
+    for (const dependency of file.dependencies) {
+      const to = folder(dependency.resolved);
+      if (to && to !== from) uses.set(from, (uses.get(from) ?? new Set()).add(to));
+    }
+  }
+  const circles: string[] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const visit = (name: string, path: string[]) => {
+    state.set(name, 'open');
+    for (const next of uses.get(name) ?? []) {
+      if (state.get(next) === 'open') circles.push([...path.slice(path.indexOf(next)), name, next].join(' → '));
+      else if (!state.has(next)) visit(next, [...path, name]);
+    }
+    state.set(name, 'done');
+  };
+  for (const name of uses.keys()) if (!state.has(name)) visit(name, []);
+  assert.ok(uses.get('billing')?.has('llm-proxy'), 'the graph is read (billing consumes the LLM proxy\'s events)');
+  assert.deepEqual(circles, []);
+});

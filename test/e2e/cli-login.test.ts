@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, test } from 'node:test';
 import * as oidc from 'openid-client';
-import { ATRIUM_CLI_CLIENT_ID } from '../../src/oauth/first-party.ts';
+import { ATRIUM_CLI_CLIENT_ID } from '../../src/modules/oauth/first-party.ts';
 import { EMAIL_LOGIN_ENV, FormBrowser, discover, jwtClaims, oauthError, signInAndConsent } from '../support/oauth.ts';
 import { createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 

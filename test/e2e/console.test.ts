@@ -24,7 +24,7 @@ import { screenshot, screenshotsWanted } from '../support/screenshots.ts';
 
 const ADMIN = { email: 'owner@example.test', password: 'a long admin password', firstName: 'Olive' };
 const LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="#e8590c"/></svg>';
-// The sign-in pages' dark background (src/oauth/assets.ts).
+// The sign-in pages' dark background (src/modules/oauth/assets.ts).
 const DARK_BG = 'rgb(15, 17, 21)';
 
 /** The application side of an OAuth client, and a webhook receiver: records what arrives. */

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import postgres from 'postgres';
 import { openDatabase } from '../../src/platform/db/engine.ts';
-import { rowsOf } from '../../src/platform/jobs/outbox.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
 import { forEachEngine, isolatedDatabase } from '../support/service.ts';
 import { atriumCommand, childEnv, eventually, spawnAtrium, startReceiver, type AtriumChild } from '../support/webhooks.ts';
 

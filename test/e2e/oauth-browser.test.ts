@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { devMailboxLink } from '../../src/oauth/dev-mail.ts';
+import { devMailboxLink } from '../../src/modules/oauth/service.ts';
 import { chromiumLaunchArgs } from '../support/chromium.ts';
 import { chromiumPath, requireOrSkip } from '../support/env.ts';
 import { authorizationRequest, discover, insertClient, jwtClaims, uniqueEmail, type TestClient } from '../support/oauth.ts';
@@ -18,7 +18,7 @@ import { screenshot } from '../support/screenshots.ts';
 const SCOPE = 'openid email profile:read rooms:connect';
 const LOGO_SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="64" height="64"><rect width="64" height="64" fill="#e8590c"/></svg>';
 
-// Colours of the sign-in stylesheet (src/oauth/signin/assets.ts).
+// Colours of the sign-in stylesheet (src/modules/oauth/signin/assets.ts).
 const LIGHT_BG = 'rgb(244, 245, 247)';
 const DARK_BG = 'rgb(15, 17, 21)';
 

@@ -84,7 +84,7 @@ forEachEngine('agents', (engine) => {
     assert.equal(first.status, 201);
     const again = await call(service, 'POST', agents(), { token: tenant.apiKey, json: { configuration: spec('DUP') } });
     assert.equal(again.status, 409);
-    assert.equal(again.body.error.code, 'conflict');
+    assert.equal(again.body.error.code, 'already_exists');
     const idempotent = await call(service, 'POST', agents(), { token: tenant.apiKey, json: { configuration: spec('dup', { instructions: 'changed' }), if_not_exists: true } });
     assert.equal(idempotent.status, 200);
     assert.equal(idempotent.body.id, first.body.id);

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, test } from 'node:test';
 import Stripe from 'stripe';
 import { sql } from 'drizzle-orm';
-import { rowsOf } from '../../src/platform/jobs/outbox.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
 import { verifyLedger } from '../../src/modules/billing/service.ts';
 import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import { eventually } from '../support/webhooks.ts';

@@ -14,7 +14,7 @@ import { sql } from 'drizzle-orm';
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { adjust, priceSessions, priceUsage, priceUsages, reverse, verifyLedger, type CallUsage } from '../../src/modules/billing/service.ts';
-import { rowsOf } from '../../src/platform/jobs/outbox.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/llm-upstream.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import { eventually } from '../support/webhooks.ts';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { RateCounters } from '../../src/platform/limits/counters.ts';
-import { AttemptLimiter, RequestLimiter } from '../../src/oauth/limits.ts';
+import { AttemptLimiter, RequestLimiter } from '../../src/modules/oauth/limits.ts';
 import { isolatedDatabase, forEachEngine, startTestService, type TestService } from '../support/service.ts';
 
 forEachEngine('cluster-wide rate limits', (engine) => {

@@ -95,6 +95,7 @@ forEachEngine('CORS for browser apps', (engine) => {
     assert.equal(anonymous.status, 401);
     assert.equal(anonymous.headers.get('access-control-allow-origin'), SPA);
     assert.match(anonymous.headers.get('access-control-expose-headers') ?? '', /www-authenticate/);
+    assert.match(anonymous.headers.get('access-control-expose-headers') ?? '', /x-request-id/, 'a browser app can read the request id');
     const refused = await fetch(`${service.url}/accounts/profiles/me`, { headers: { origin: EVIL } });
     assert.equal(refused.status, 401);
     assert.equal(refused.headers.get('access-control-allow-origin'), null);

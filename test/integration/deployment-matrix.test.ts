@@ -10,7 +10,7 @@ import { firstRunToAdmin, mailboxStatus, registerWebhook, signinMethods, type Ad
 import { FormBrowser, authorizationRequest, discover } from '../support/oauth.ts';
 import { roundRobin, type RoundRobin } from '../support/proxy.ts';
 import { forEachEngine, freePort, startTestService, type Engine, type TestService } from '../support/service.ts';
-import { ATRIUM_CONSOLE_CLIENT_ID } from '../../src/oauth/first-party.ts';
+import { ATRIUM_CONSOLE_CLIENT_ID } from '../../src/modules/oauth/first-party.ts';
 
 /** Addresses no tenant's webhook may reach on a server others can reach. */
 const PRIVATE_TARGETS = ['http://127.0.0.1:9/hook', 'http://169.254.169.254/latest/meta-data/', 'http://[::1]:9/hook', 'http://0.0.0.0:9/hook', 'http://10.0.0.1/hook'];

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { rowsOf } from '../../src/platform/jobs/outbox.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import { fingerprint } from '../support/walk.ts';
 

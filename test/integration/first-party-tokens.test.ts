@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as oidc from 'openid-client';
-import { ATRIUM_CLI_CLIENT_ID, ATRIUM_CLI_SCOPE, ATRIUM_CONSOLE_CLIENT_ID } from '../../src/oauth/first-party.ts';
+import { ATRIUM_CLI_CLIENT_ID, ATRIUM_CLI_SCOPE, ATRIUM_CONSOLE_CLIENT_ID } from '../../src/modules/oauth/first-party.ts';
 import { EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, insertClient, jwtClaims, signInAndConsent } from '../support/oauth.ts';
 import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 

@@ -9,7 +9,8 @@ import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { openDatabase, type Database } from '../../src/platform/db/engine.ts';
-import { claimJobs, enqueue, enqueueWithSql, JOBS_CHANNEL, jobsTable, rowsOf, settleJobs, type ClaimedJob, type JobSettlement } from '../../src/platform/jobs/outbox.ts';
+import { claimJobs, enqueue, enqueueWithSql, JOBS_CHANNEL, jobsTable, settleJobs, type ClaimedJob, type JobSettlement } from '../../src/platform/jobs/outbox.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
 import { JobWorker, recordTogether, type JobHandler, type JobResult, type JobWorkerOptions, type RecordWriter } from '../../src/platform/jobs/worker.ts';
 import { FakeClock } from '../support/clock.ts';
 import { forEachEngine, isolatedDatabase } from '../support/service.ts';
@@ -277,7 +278,7 @@ forEachEngine('jobs outbox', (engine) => {
 
   test('a worker waiting for work holds none of the jobs it ran: they can be collected at once', async () => {
     // A job kept until the next claim lives long enough to reach V8's old generation, whose
-    // collections pause the server (docs/performance-journal.md, "Jobs no longer held while the worker sleeps").
+    // collections pause the server (docs/contributing/performance-journal.md, "Jobs no longer held while the worker sleeps").
     const t = topic();
     const payloads: WeakRef<object>[] = [];
     const w = worker([{ topic: t, run: async (job) => { payloads.push(new WeakRef(job.payload)); return {}; } }], { pollMs: 60_000 });

@@ -13,7 +13,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import * as oidc from 'openid-client';
 import { verifyLedger } from '../../src/modules/billing/service.ts';
 import { recordCalls } from '../../src/modules/llm-proxy/store.ts';
-import { rowsOf } from '../../src/platform/jobs/outbox.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
 import { EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, insertClient, signInAndConsent, type TestClient } from '../support/oauth.ts';
 import { FAKE_USAGE, startFakeUpstream, type FakeUpstream } from '../support/llm-upstream.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';

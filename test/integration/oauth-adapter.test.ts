@@ -7,8 +7,8 @@ import { after, before, test } from 'node:test';
 import { eq } from 'drizzle-orm';
 import type { AdapterPayload } from 'oidc-provider';
 import { oauthClientsTable } from '../../src/modules/oauth-clients/store.ts';
-import { adapterClass } from '../../src/oauth/adapter.ts';
-import { revokeAccount } from '../../src/oauth/store.ts';
+import { adapterClass } from '../../src/modules/oauth/adapter.ts';
+import { revokeAccount } from '../../src/modules/oauth/store.ts';
 import { insertClient } from '../support/oauth.ts';
 import { createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { upsertMember } from '../../src/modules/projects/store.ts';
-import { ATRIUM_CLI_CLIENT_ID } from '../../src/oauth/first-party.ts';
+import { ATRIUM_CLI_CLIENT_ID } from '../../src/modules/oauth/first-party.ts';
 import { call, createTenant, forEachEngine, freePort, type Tenant, type TestService } from '../support/service.ts';
 import {
   EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, insertClient, jwtClaims, oauthError, pageError, signInAndConsent, startOAuthService,

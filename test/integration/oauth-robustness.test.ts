@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import * as oidc from 'openid-client';
-import { ATRIUM_CLI_CLIENT_ID } from '../../src/oauth/first-party.ts';
+import { ATRIUM_CLI_CLIENT_ID } from '../../src/modules/oauth/first-party.ts';
 import { forEachEngine, freePort, type TestService } from '../support/service.ts';
 import {
   EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, findForm, pageError, startOAuthService, startUpstreamProvider, type TestClient,

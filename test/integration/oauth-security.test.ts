@@ -9,7 +9,7 @@ import * as oidc from 'openid-client';
 import postgres from 'postgres';
 import { createUser } from '../../src/modules/users/service.ts';
 import { findUserByEmail, updateUser } from '../../src/modules/users/store.ts';
-import { adapterClass } from '../../src/oauth/adapter.ts';
+import { adapterClass } from '../../src/modules/oauth/adapter.ts';
 import { call, forEachEngine, type Tenant, type TestService } from '../support/service.ts';
 import {
   EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, findForm, insertClient, linkIn, mailCount, oauthError, pageError, signInAndConsent,

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { SMTPServer } from 'smtp-server';
 import { findUserByEmail } from '../../src/modules/users/store.ts';
-import { devMailboxLink } from '../../src/oauth/dev-mail.ts';
+import { devMailboxLink } from '../../src/modules/oauth/service.ts';
 import { call, createTenant, forEachEngine, freePort, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import {
   EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, codeIn, discover, findForm, insertClient, jwtClaims, linkIn, oauthError, pageError,

@@ -9,7 +9,7 @@ import { sql } from 'drizzle-orm';
 import { ROOM_ROLE_SCOPES } from '../../src/modules/rooms/service.ts';
 import { REPOSITORY_ROLE_ACTIONS } from '../../src/modules/repositories/service.ts';
 import { FULL_SCOPE, USER_SCOPE } from '../../src/modules/participant-tokens/service.ts';
-import { rowsOf } from '../../src/platform/jobs/outbox.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import { fingerprint } from '../support/walk.ts';
 

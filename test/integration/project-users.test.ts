@@ -144,7 +144,7 @@ forEachEngine('project users', (engine) => {
     const t = await createTenant(service, 'last-admin');
     const demote = await call(service, 'PUT', `${users(t)}/${t.userId}`, { token: t.apiKey, json: { roles: ['developer'] } });
     assert.equal(demote.status, 409);
-    assert.equal(demote.body.error.code, 'conflict');
+    assert.equal(demote.body.error.code, 'last_admin');
     const demoteFlag = await call(service, 'PUT', `${users(t)}/${t.userId}`, { token: t.apiKey, json: { is_admin: false } });
     assert.equal(demoteFlag.status, 409);
     const readd = await call(service, 'POST', users(t), { token: t.apiKey, json: { user_id: t.userId, roles: ['member'] } });

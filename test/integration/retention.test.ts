@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { modules } from '../../src/modules/index.ts';
-import { rowsOf } from '../../src/platform/jobs/outbox.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
 import { prunedRows, pruneInBatches } from '../../src/platform/jobs/retention.ts';
 import type { Schedule } from '../../src/platform/jobs/scheduler.ts';
 import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';

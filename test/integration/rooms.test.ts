@@ -40,7 +40,7 @@ forEachEngine('rooms', (engine) => {
     assert.equal(first.status, 201);
     const again = await call(service, 'POST', rooms(), { token: tenant.apiKey, json: { name: 'dup' } });
     assert.equal(again.status, 409);
-    assert.equal(again.body.error.code, 'conflict');
+    assert.equal(again.body.error.code, 'already_exists');
     const idempotent = await call(service, 'POST', rooms(), { token: tenant.apiKey, json: { name: 'dup', if_not_exists: true } });
     assert.equal(idempotent.status, 200);
     assert.equal(idempotent.body.id, first.body.id);

@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ConfigError } from '../../src/config.ts';
-import { devMailboxLink } from '../../src/oauth/dev-mail.ts';
-import { ATRIUM_CLI_CLIENT_ID } from '../../src/oauth/first-party.ts';
+import { devMailboxLink } from '../../src/modules/oauth/service.ts';
+import { ATRIUM_CLI_CLIENT_ID } from '../../src/modules/oauth/first-party.ts';
 import { listOutbox } from '../../src/platform/mail/mailer.ts';
 import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import { EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, linkIn, signInAndConsent, waitForMail } from '../support/oauth.ts';
@@ -64,7 +64,7 @@ forEachEngine('safe defaults: the development mailbox', (engine) => {
         const what = `${path} with ${JSON.stringify(headers)}`;
         assert.equal(refused.status, 404, what);
         assert.equal(refused.headers.get('content-type'), unknown.headers.get('content-type'), what);
-        assert.deepEqual(refused.body, { error: { ...unknown.body.error, message: unknown.body.error.message.replace(unknownPath, path.split('?')[0]!) } }, what);
+        assert.deepEqual(refused.body, { error: { ...unknown.body.error, message: unknown.body.error.message.replace(unknownPath, path.split('?')[0]!), request_id: refused.body.error.request_id } }, what);
       }
     }
     // From this machine too, without the key, or with a wrong one.

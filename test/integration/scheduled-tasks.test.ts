@@ -10,11 +10,12 @@ import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { deliveryHandler, scheduledTaskTimetable } from '../../src/modules/scheduled-tasks/firing.ts';
+import { deliverRunJob } from '../../src/modules/scheduled-tasks/jobs.ts';
 import { firstRun, parseSchedule } from '../../src/modules/scheduled-tasks/schedule.ts';
 import { lockDueTasks } from '../../src/modules/scheduled-tasks/store.ts';
 import { openDatabase, type Database } from '../../src/platform/db/engine.ts';
 import { RoomServerClient } from '../../src/platform/http/room-server.ts';
-import { rowsOf } from '../../src/platform/jobs/outbox.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
 import { Scheduler } from '../../src/platform/jobs/scheduler.ts';
 import { JobWorker } from '../../src/platform/jobs/worker.ts';
 import { FakeClock } from '../support/clock.ts';
@@ -68,7 +69,7 @@ forEachEngine('scheduled tasks', (engine) => {
     const client = new RoomServerClient({ baseUrl: roomServer.url, issuer: service.ctx.config.publicUrl, keys: service.ctx.keys });
     return {
       scheduler: new Scheduler(database, { timetables: [scheduledTaskTimetable()], pollMs: 1000, batchSize: 50, clock, log }),
-      worker: new JobWorker(database, { handlers: [deliveryHandler(service.ctx, client, clock)], concurrency: 50, batchSize: 50, pollMs: 1000, leaseMs: 30_000, clock, log }),
+      worker: new JobWorker(database, { handlers: [deliverRunJob.bind(deliveryHandler(service.ctx, client, clock))], concurrency: 50, batchSize: 50, pollMs: 1000, leaseMs: 30_000, clock, log }),
     };
   }
 

@@ -8,8 +8,8 @@ import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import * as oidc from 'openid-client';
 import { createSecondFactors, createUser, issuePersonalAccessToken } from '../../src/modules/users/service.ts';
-import { MFA_ACR } from '../../src/oauth/amr.ts';
-import { rowsOf } from '../../src/platform/jobs/outbox.ts';
+import { MFA_ACR } from '../../src/modules/oauth/amr.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
 import { freshUserToken, totpCode } from '../support/factors.ts';
 import {
   EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, codeIn, discover, findForm, jwtClaims, oauthError, pageError, startOAuthService, uniqueEmail, waitForMail,

@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import { sql } from 'drizzle-orm';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
-import { rowsOf } from '../../src/platform/jobs/outbox.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 
 /** Values that must never show anywhere but in GET of one secret. */

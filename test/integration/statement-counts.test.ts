@@ -1,6 +1,6 @@
 // How many statements the hot paths send to the database, pinned on both engines: a change that
 // adds a round trip to a read, or splits a write that emits its event into several statements, fails
-// here rather than only in `npm run bench` (docs/performance-journal.md, "Statements built once").
+// here rather than only in `npm run bench` (docs/contributing/performance-journal.md, "Statements built once").
 //
 // Counted by the engine (`Database.statementsSent`: the application's statements, not BEGIN/COMMIT).
 // The job worker and the scheduler poll the same database in the background, so each path is run

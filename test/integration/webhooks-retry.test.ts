@@ -7,6 +7,7 @@ import { eq } from 'drizzle-orm';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import { webhookDeliveryHandler, type DeliveryHandler } from '../../src/modules/webhooks/delivery.ts';
+import { deliverJob } from '../../src/modules/webhooks/jobs.ts';
 import { webhooksTable } from '../../src/modules/webhooks/store.ts';
 import { JobWorker } from '../../src/platform/jobs/worker.ts';
 import { FakeClock } from '../support/clock.ts';
@@ -39,7 +40,7 @@ forEachEngine('webhook retries on an injected clock', (engine) => {
     handler?.close();
     // random 0.5: the jitter factor is exactly 1, so times can be asserted to the millisecond.
     handler = webhookDeliveryHandler(service.ctx, { clock, random: () => 0.5 });
-    worker = new JobWorker(service.ctx.database, { handlers: [handler], concurrency: 10, batchSize: 10, pollMs: 1000, leaseMs: 60_000, clock, log: pino({ level: 'silent' }) as unknown as FastifyBaseLogger });
+    worker = new JobWorker(service.ctx.database, { handlers: [deliverJob.bind(handler)], concurrency: 10, batchSize: 10, pollMs: 1000, leaseMs: 60_000, clock, log: pino({ level: 'silent' }) as unknown as FastifyBaseLogger });
   });
 
   afterEach(async () => {

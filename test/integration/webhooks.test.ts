@@ -15,7 +15,7 @@ forEachEngine('webhooks', (engine) => {
   let receiver: Receiver;
   before(async () => {
     // A short retry schedule and timeout keep the fault cases fast; the real schedule is tested
-    // with an injected clock in jobs-webhooks-clock.test.ts.
+    // with an injected clock in webhooks-retry.test.ts.
     service = await startWebhookService(engine, { ATRIUM_WEBHOOKS_RETRY_SCHEDULE: '1,1,1', ATRIUM_WEBHOOKS_TIMEOUT_SECONDS: '1' });
     tenant = await createTenant(service, 'webhooks');
     receiver = await startReceiver();

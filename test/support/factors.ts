@@ -4,7 +4,7 @@
 // when the page asks for it.
 import { createHmac } from 'node:crypto';
 import * as oidc from 'openid-client';
-import { ATRIUM_CLI_CLIENT_ID, ATRIUM_CLI_SCOPE } from '../../src/oauth/first-party.ts';
+import { ATRIUM_CLI_CLIENT_ID, ATRIUM_CLI_SCOPE } from '../../src/modules/oauth/first-party.ts';
 import { authorizationRequest, discover, FormBrowser, pageError, type Page } from './oauth.ts';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';

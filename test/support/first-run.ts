@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import * as oidc from 'openid-client';
 import { setupLink } from '../../src/modules/setup/service.ts';
-import { devMailboxLink } from '../../src/oauth/dev-mail.ts';
-import { ATRIUM_CONSOLE_CLIENT_ID } from '../../src/oauth/first-party.ts';
+import { devMailboxLink } from '../../src/modules/oauth/service.ts';
+import { ATRIUM_CONSOLE_CLIENT_ID } from '../../src/modules/oauth/first-party.ts';
 import type { RunningService } from '../../src/main.ts';
 import { authorizationRequest, discover, FormBrowser, signInAndConsent } from './oauth.ts';
 import { call } from './service.ts';

@@ -4,8 +4,8 @@
 import { sql } from 'drizzle-orm';
 import { modules } from '../../src/modules/index.ts';
 import { createUser } from '../../src/modules/users/service.ts';
-import type { Fixture, FixtureClient } from '../../src/platform/http/module.ts';
-import { rowsOf } from '../../src/platform/jobs/outbox.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
+import { FIXTURES, type Fixture, type FixtureClient } from './fixtures.ts';
 import { call, type Tenant, type TestService } from './service.ts';
 import { fillPath, pathParams, type RouteInfo } from './routes.ts';
 import { sampleOf } from './samples.ts';
@@ -43,7 +43,9 @@ function fixtureClient(service: TestService, tenant: Tenant): FixtureClient {
 export async function createFixtures(service: TestService, tenant: Tenant, forRoute?: RouteInfo): Promise<FixtureValues> {
   const client = fixtureClient(service, tenant);
   const values: FixtureValues = { byModule: new Map(), any: { project_id: tenant.projectId } };
-  const all = modules.flatMap((m) => (m.fixtures ?? []).map((fixture) => ({ module: m.name, fixture })));
+  const unknown = Object.keys(FIXTURES).filter((name) => !modules.some((m) => m.name === name));
+  if (unknown.length > 0) throw new Error(`fixtures of modules that do not exist: ${unknown.join(', ')}`);
+  const all = modules.flatMap((m) => (FIXTURES[m.name] ?? []).map((fixture) => ({ module: m.name, fixture })));
   let pending = forRoute ? neededFixtures(all, routeParams(forRoute), forRoute.module) : all;
   while (pending.length > 0) {
     const ready = pending.filter(({ fixture }) => (fixture.needs ?? []).every((n) => values.any[n] !== undefined));

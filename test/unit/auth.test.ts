@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { Auth, installAuth, validateAuthRequirement, type AuthRequirement, type CredentialVerifier, type Principal } from '../../src/platform/http/auth.ts';
+import { accessOf, Auth, callerOf, installAuth, validateAuthRequirement, type AuthRequirement, type CredentialVerifier, type Principal } from '../../src/platform/http/auth.ts';
 import { forbidden, installErrorHandling } from '../../src/platform/http/errors.ts';
 
 const PROJECT = '6f1c2a55-3b0e-4f53-9a49-2d7c8b1e0a01';
@@ -26,8 +26,8 @@ async function appWith(auth: Auth) {
   installErrorHandling(app);
   installAuth(app, auth);
   app.get('/llm', { config: { auth: { permission: 'llm_proxy_user', credentials: ['api_key', 'user', 'participant'], project: { headers: ['service-project-id'] }, credentialHeaders: ['x-api-key'] } } }, async (request) => ({
-    kind: request.principal!.kind,
-    project: request.access!.projectId,
+    kind: callerOf(request).kind,
+    project: accessOf(request).projectId,
   }));
   await app.ready();
   return app;
@@ -318,7 +318,10 @@ test('the project is found from the query; the role is checked there', async () 
   const elsewhere = await get('theirs.example.com', 'key:ours:room_server');
   const nowhere = await get('none.example.com', 'key:ours:room_server');
   assert.equal(elsewhere.statusCode, 404);
-  assert.deepEqual(elsewhere.json(), nowhere.json(), 'another project looks exactly like no project');
+  // Alike but for the request's own id.
+  const { request_id: _a, ...elsewhereError } = elsewhere.json().error;
+  const { request_id: _b, ...nowhereError } = nowhere.json().error;
+  assert.deepEqual(elsewhereError, nowhereError, 'another project looks exactly like no project');
   assert.equal(nowhere.json().error.message, 'Route not found');
   assert.equal((await get('ours.example.com')).statusCode, 401);
   await server.close();
@@ -377,4 +380,29 @@ test('route declarations: every rule names the route', () => {
   assert.match(check('/p/:project_id', { auth: { permission: 'member', credentials: ['oauth'] } }) ?? '', /exactly when an oauthScope/);
   assert.match(check('/p/:project_id', { auth: { permission: 'member', oauthScope: 'profile:read' } }) ?? '', /exactly when an oauthScope/);
   assert.match(check('/otlp', { auth: { permission: 'room_server', credentials: ['user'], project: 'credential' } }) ?? '', /only API keys/);
+});
+
+test('a handler asking for more than its route declares is told so: a caller of a public route, project access of an authenticated one', async () => {
+  const auth = new Auth(0);
+  auth.addVerifier(verifier('user', 'jwt.user', { userId: 'u1' }));
+  const app = Fastify();
+  installAuth(app, auth);
+  let problem: unknown;
+  const ask = (what: (request: FastifyRequest) => unknown) => async (request: FastifyRequest) => {
+    try {
+      return { got: Boolean(what(request)) };
+    } catch (error) {
+      problem = error;
+      return { got: false };
+    }
+  };
+  app.get('/open', { config: { auth: { permission: 'public' } } }, ask(callerOf));
+  app.get('/me', { config: { auth: { permission: 'authenticated' } } }, ask((request) => [callerOf(request), accessOf(request)]));
+  app.get('/me/only', { config: { auth: { permission: 'authenticated' } } }, ask(callerOf));
+  await app.ready();
+  await app.inject({ method: 'GET', url: '/open' });
+  assert.match(String(problem), /GET \/open asks for its caller, but declares no credential \(permission public\)/);
+  await app.inject({ method: 'GET', url: '/me', headers: { authorization: 'Bearer jwt.user' } });
+  assert.match(String(problem), /GET \/me asks for its project access, but declares no project role \(permission authenticated\)/);
+  assert.deepEqual((await app.inject({ method: 'GET', url: '/me/only', headers: { authorization: 'Bearer jwt.user' } })).json(), { got: true });
 });

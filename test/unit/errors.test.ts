@@ -29,7 +29,7 @@ test('framework and database errors map into the catalogue; bugs do not', () => 
   assert.equal(toApiError({ code: 'FST_ERR_BAD_URL', message: 'x', statusCode: 400 })?.code, 'invalid_request');
   assert.equal(toApiError({ code: 'FST_ERR_MAX_PARAM_LENGTH', message: 'x', statusCode: 414 })?.status, 414);
   assert.equal(toApiError({ code: 'FST_ERR_CTP_BODY_TOO_LARGE', message: 'x', statusCode: 413 })?.code, 'payload_too_large');
-  assert.equal(toApiError(Object.assign(new Error('dup'), { cause: { code: '23505' } }))?.code, 'conflict');
+  assert.equal(toApiError(Object.assign(new Error('dup'), { cause: { code: '23505' } }))?.code, 'already_exists');
   assert.equal(toApiError(Object.assign(new Error('nul'), { cause: { code: '22021', message: 'invalid byte sequence' } }))?.status, 400);
   assert.equal(toApiError({ statusCode: 405, message: 'no' })?.code, 'invalid_request');
   assert.equal(toApiError(new TypeError('bug')), undefined);

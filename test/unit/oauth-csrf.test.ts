@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { test } from 'node:test';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Csrf } from '../../src/oauth/csrf.ts';
+import { Csrf } from '../../src/modules/oauth/csrf.ts';
 
 const KEY = Buffer.alloc(32, 7);
 const SECRET = 'a'.repeat(43);

@@ -2,7 +2,7 @@
 // and several instances are in test/integration/cluster-limits.test.ts).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AttemptLimiter, judge, RequestLimiter } from '../../src/oauth/limits.ts';
+import { AttemptLimiter, judge, RequestLimiter } from '../../src/modules/oauth/limits.ts';
 import { memoryCounters } from '../support/memory-counters.ts';
 
 test('judge: after counting, the limit itself is allowed and one more is not; before counting, reaching it is enough', () => {

@@ -1,5 +1,5 @@
 // The console's sign-in: Atrium's own authorization server, as the built-in public client
-// `atrium-console` (authorization code + PKCE, src/oauth/first-party.ts). Tokens live in this
+// `atrium-console` (authorization code + PKCE, src/modules/oauth/first-party.ts). Tokens live in this
 // module's memory only, never in storage: a reload signs in again, silently while the browser's
 // session at the server lasts. The access token is refreshed shortly before it expires; the
 // refresh token ends with that session. Only the PKCE verifier and state cross the redirect, in

@@ -1,7 +1,7 @@
 // What a resource family contributes to the console: an entry in the project navigation, shown to
 // users holding `needs`, and its routes under /console/p/:projectId/<path>, each page loaded only
 // when opened. Adding a family is a folder with an index.ts exporting one of these, and one line in
-// families/index.ts (docs/console.md).
+// families/index.ts (docs/contributing/console.md).
 import type { ComponentType } from 'react';
 import type { RouteObject } from 'react-router';
 import type { Role } from '../api.ts';

@@ -1,4 +1,4 @@
-// The families the console shows, in navigation order and sections. One entry per family (docs/console.md).
+// The families the console shows, in navigation order and sections. One entry per family (docs/contributing/console.md).
 import { agents } from './agents/index.ts';
 import { apiKeys } from './api-keys/index.ts';
 import { billing } from './billing/index.ts';

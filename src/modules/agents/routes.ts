@@ -1,9 +1,10 @@
 // Managed agents: create, list, fetch by name, update and delete by id, connect.
 import { Type } from 'typebox';
 import { pageOf } from '../../platform/http/lists.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
+import { callerOf, accessOf } from '../../platform/http/auth.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -46,5 +47,5 @@ export function agentRoutes(app: Api, ctx: AppContext): void {
   app.post('/accounts/projects/:project_id/agents/:agent_name/connect', {
     config: { auth: { permission: 'member' } },
     schema: { tags, summary: 'Connection info for a managed agent', params: ByName, body: EmptyBody, response: { 200: schema.AgentConnection } },
-  }, async (request) => service.connectAgent(ctx, request.principal!, request.access!, request.params.agent_name));
+  }, async (request) => service.connectAgent(ctx, callerOf(request), accessOf(request), request.params.agent_name));
 }

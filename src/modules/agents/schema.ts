@@ -5,7 +5,7 @@ import { JsonObject, Name, StringMap, Timestamp } from '../../platform/http/sche
 export const AgentName = Type.String({ ...Name, description: 'Agent name, unique in the project' });
 
 /**
- * A ManagedAgentSpec (sdk-wire.md §2.6). Its name is `metadata.name` (trimmed, lower-cased); the
+ * A ManagedAgentSpec as the official SDK (@meshagent/meshagent 0.39.9) sends it. Its name is `metadata.name` (trimmed, lower-cased); the
  * legacy top-level `name` is accepted too. Other fields are kept as given.
  */
 export const AgentConfiguration = Type.Object({

@@ -27,9 +27,9 @@ export async function createAgent(ctx: AppContext, projectId: string, input: { c
   const permissions = input.permissions && !Array.isArray(input.permissions) ? input.permissions as Record<string, unknown> : {};
   const inserted = await store.insertAgent(ctx.db, { id: randomUUID(), projectId, name, configuration, permissions });
   if (inserted) return { agent: inserted, created: true };
-  if (!input.if_not_exists) throw conflict(`An agent named ${JSON.stringify(name)} already exists`);
+  if (!input.if_not_exists) throw conflict(`An agent named ${JSON.stringify(name)} already exists`, 'already_exists');
   const existing = await store.findAgentByName(ctx.db, projectId, name);
-  if (!existing) throw conflict('The agent was deleted while being created; retry');
+  if (!existing) throw conflict('The agent was deleted while being created; retry', 'concurrent_change');
   return { agent: existing, created: false };
 }
 
@@ -52,7 +52,7 @@ export async function getAgent(ctx: AppContext, projectId: string, name: string)
 export async function updateAgent(ctx: AppContext, projectId: string, agentId: string, input: { configuration: Configuration }) {
   const { name, configuration } = normalise(input.configuration);
   const clash = await store.findAgentByName(ctx.db, projectId, name);
-  if (clash && clash.id !== agentId) throw conflict(`An agent named ${JSON.stringify(name)} already exists`);
+  if (clash && clash.id !== agentId) throw conflict(`An agent named ${JSON.stringify(name)} already exists`, 'already_exists');
   const agent = await store.updateAgent(ctx.db, projectId, agentId, { name, configuration });
   if (!agent) throw notFound('Agent');
   return agent;

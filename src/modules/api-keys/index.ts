@@ -1,5 +1,5 @@
 // Project API keys (a credential kind).
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import type { Module } from '../../module.ts';
 import { apiKeyRoutes } from './routes.ts';
 import { apiKeyVerifier } from './service.ts';
 
@@ -7,11 +7,4 @@ export const apiKeysModule: Module = {
   name: 'api-keys',
   routes: apiKeyRoutes,
   verifiers: (ctx) => [apiKeyVerifier(ctx.db)],
-  fixtures: [{
-    provides: ['id'],
-    async create(client) {
-      const key = await client.request<{ id: string }>('POST', `/accounts/projects/${client.projectId}/api-keys`, { json: { name: `key-${fixtureSuffix()}` } });
-      return { id: key.id };
-    },
-  }],
 };

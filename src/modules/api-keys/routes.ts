@@ -1,8 +1,9 @@
 // Project API keys: create (value shown once), list (never values), revoke.
 import { Type } from 'typebox';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
+import { accessOf, callerOf } from '../../platform/http/auth.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -13,8 +14,8 @@ export function apiKeyRoutes(app: Api, ctx: AppContext): void {
     config: { auth: { permission: 'admin' } },
     schema: { tags, summary: 'Create an API key; the response carries its value, once', params: ProjectParams, body: schema.ApiKeyCreate, response: { 201: schema.ApiKeyCreated } },
   }, async (request, reply) => {
-    service.assertCanGrant(request.access!.roles, request.body.roles);
-    const created = await service.createApiKey(ctx.db, ctx.secrets, request.params.project_id, { ...request.body, createdBy: request.principal!.userId });
+    service.assertCanGrant(accessOf(request).roles, request.body.roles);
+    const created = await service.createApiKey(ctx.db, ctx.secrets, request.params.project_id, { ...request.body, createdBy: callerOf(request).userId });
     return reply.status(201).send(created);
   });
 

@@ -1,23 +1,18 @@
 // Billing and usage: a prepaid wallet per project with an append-only ledger, prices for LLM proxy
 // calls and room-session minutes, admission against the balance, auto-recharge, checkouts (local
 // test provider, Stripe), and usage reports from an hourly rollup. docs/billing.md.
-import type { Module } from '../../platform/http/module.ts';
+import type { Module } from '../../module.ts';
 import { billingRoutes } from './routes.ts';
-import { priceHandler, rechargeHandler, reservationSweep, sessionPriceHandler, usageFanout } from './usage.ts';
+import { admitCall } from './service.ts';
+import { handles } from '../../platform/jobs/types.ts';
+import { priceJob, rechargeJob, sessionPriceJob } from './jobs.ts';
+import { priceHandler, rechargeHandler, reservationSweep, sessionPriceHandler, usageConsumers } from './usage.ts';
 
 export const billingModule: Module = {
   name: 'billing',
   routes: billingRoutes,
-  jobs: (ctx) => [priceHandler(ctx), sessionPriceHandler(ctx), rechargeHandler(ctx)],
+  admission: (ctx) => ({ admit: (call) => admitCall(ctx, call) }),
+  jobs: [handles(priceJob, priceHandler), handles(sessionPriceJob, sessionPriceHandler), handles(rechargeJob, rechargeHandler)],
   schedules: (ctx) => [reservationSweep(ctx)],
-  eventConsumers: (ctx) => [usageFanout(ctx)],
-  fixtures: [{
-    provides: ['checkout_id'],
-    async create(client) {
-      const { checkout_url } = await client.request<{ checkout_url: string }>('POST', `/accounts/projects/${client.projectId}/credits`, {
-        json: { success_url: 'https://app.example.com/ok', cancel_url: 'https://app.example.com/cancel', quantity: 5 },
-      });
-      return { checkout_id: checkout_url.split('/').at(-1)! };
-    },
-  }],
+  eventConsumers: usageConsumers,
 };

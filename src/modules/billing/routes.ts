@@ -5,7 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import { notFound } from '../../platform/http/errors.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import { ProjectParams } from '../../platform/http/schemas.ts';
 import { pricingView } from './prices.ts';
 import { checkoutPage, pageCsp } from './page.ts';

@@ -5,15 +5,17 @@ import { sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { apiError, badRequest, notFound } from '../../platform/http/errors.ts';
-import { enqueue, rowsOf } from '../../platform/jobs/outbox.ts';
+import type { PaidCall } from '../../platform/limits/admission.ts';
+import { enqueue } from '../../platform/jobs/outbox.ts';
+import { rowsOf } from '../../platform/db/rows.ts';
 import { endedSessionSpans } from '../sessions/service.ts';
+import { rechargeJob } from './jobs.ts';
 import { costOf, fromMicros, MICROS, toMicros } from './money.ts';
 import { localProvider, TEST_CARDS, type PaymentProvider } from './payments.ts';
 import { DEFAULT_PRICES_FILE, loadPriceList, priceCall, priceOf, SESSION_PROVIDER, sessionModel, type PriceList } from './prices.ts';
 import * as store from './store.ts';
 import { stripeProvider } from './stripe.ts';
 
-export const RECHARGE_TOPIC = 'billing.recharge';
 /** Consecutive failed auto-recharges after which auto-recharge pauses. */
 export const MAX_RECHARGE_FAILURES = 3;
 /** Endpoints whose calls are metered (and count as a `request`). */
@@ -250,19 +252,14 @@ export async function priceUsage(ctx: AppContext, tx: Db, projectId: string, cal
 
 // ---------------------------------------------------------------- admission
 
-export interface Admission {
-  /** False when billing is not enforced (nothing was reserved). */
-  reserved: boolean;
-}
-
 /**
  * Admits an LLM proxy call when billing is enforced: reserves its estimated cost while the balance
  * minus what calls in flight reserved is above zero, else 402 (`x-should-retry: false`). The
  * estimate is the model's price of the body's size in input tokens (4 bytes each) plus its
  * `max_tokens` of output, at least ATRIUM_BILLING_CALL_RESERVE.
  */
-export async function admitCall(ctx: AppContext, call: { projectId: string; requestId: string; provider: string; model: string | undefined; bodyBytes: number; maxTokens: number | undefined }): Promise<Admission> {
-  if (!ctx.config.billing.enforced) return { reserved: false };
+export async function admitCall(ctx: AppContext, call: PaidCall): Promise<void> {
+  if (!ctx.config.billing.enforced) return;
   const { prices } = billingState(ctx);
   const price = priceOf(prices, call.provider, call.model ?? null, Date.now());
   const estimate = price ? priceCall(prices, price, {
@@ -272,7 +269,6 @@ export async function admitCall(ctx: AppContext, call: { projectId: string; requ
   if (!await store.reserve(ctx.db, call.projectId, call.requestId, amount)) {
     throw apiError('insufficient_balance', {}, { 'x-should-retry': 'false' });
   }
-  return { reserved: true };
 }
 
 /** Releases reservations of calls whose record never came (after the longest call could last). */
@@ -333,7 +329,7 @@ export async function maybeRecharge(tx: Db, projectId: string): Promise<string |
     on conflict (project_id) where status = 'pending' do nothing
     returning id::text`);
   if (!inserted) return undefined;
-  await enqueue(tx, { topic: RECHARGE_TOPIC, key: id, payload: { project_id: projectId, recharge_id: id } });
+  await enqueue(tx, rechargeJob.of({ key: id, payload: { project_id: projectId, recharge_id: id } }));
   return id;
 }
 

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../platform/db/engine.ts';
 import { CompiledSql } from '../../platform/db/statements.ts';
-import { rowsOf } from '../../platform/jobs/outbox.ts';
+import { rowsOf } from '../../platform/db/rows.ts';
 
 const big = (value: bigint) => sql`${value.toString()}::bigint`;
 async function rows<T>(db: Db, query: SQL): Promise<T[]> {
@@ -213,7 +213,7 @@ const addLines = new CompiledSql(sql`
 /**
  * Lines summed per row of the hourly rollup, with how many lines each sums. A settlement prices
  * hundreds of calls whose lines mostly share a row (one project, model and user in the same hour),
- * so the statement carries a handful of rows instead of four lines per call (docs/performance-journal.md).
+ * so the statement carries a handful of rows instead of four lines per call (docs/contributing/performance-journal.md).
  */
 function rollupRows(lines: readonly RollupLine[]): { line: RollupLine; requests: number }[] {
   const rows = new Map<string, { line: RollupLine; requests: number }>();

@@ -1,5 +1,5 @@
 // External OAuth registrations of the project and of one room: create, list, update, delete.
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';

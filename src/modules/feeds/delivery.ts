@@ -10,18 +10,18 @@
 import { Readable } from 'node:stream';
 import type { AppContext } from '../../context.ts';
 import type { Schedule } from '../../platform/jobs/scheduler.ts';
-import type { JobHandler } from '../../platform/jobs/worker.ts';
+import type { RunnerOf } from '../../platform/jobs/types.ts';
 import { announceFileUpdated, roomStoragePath, writeFile } from '../storage/service.ts';
 import { fileNameFor } from './filenames.ts';
+import type { flushJob } from './jobs.ts';
 import { flushPolicy } from './service.ts';
 import * as store from './store.ts';
 
-export function flushHandler(ctx: AppContext): JobHandler {
+export function flushHandler(ctx: AppContext): RunnerOf<typeof flushJob> {
   return {
-    topic: store.FLUSH_TOPIC,
-    async run(job, { db }) {
+    async run({ payload }, { db }) {
       const policy = flushPolicy(ctx);
-      const batch = await store.reserveBatch(db, String(job.payload.subscription_id), policy, (sub, first) =>
+      const batch = await store.reserveBatch(db, payload.subscription_id, policy, (sub, first) =>
         roomStoragePath(sub.room, [sub.path, fileNameFor(sub.format, first.createdAt, sub.id, first.seq)].filter(Boolean).join('/')));
       if (!batch) return {};
       const lines = await store.batchMessages(db, batch.feedId, batch.fromSeq, batch.toSeq);

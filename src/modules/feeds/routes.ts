@@ -1,9 +1,10 @@
 // Feeds: CRUD, the feeds a room sees, publishing one message or a batch, and the subscriptions that
 // write a feed's messages into room storage.
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
+import { accessOf, callerOf } from '../../platform/http/auth.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -26,7 +27,7 @@ export function feedRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'List feeds', params: ProjectParams, querystring: schema.FeedListQuery, response: { 200: schema.FeedList },
       description: 'Private feeds are listed for holders of `feed_inventory`, and for subjects with a role on their policy.',
     },
-  }, async (request) => service.listFeeds(ctx, request.principal!, request.access!, pageOf(request.query)));
+  }, async (request) => service.listFeeds(ctx, callerOf(request), accessOf(request), pageOf(request.query)));
 
   app.get('/accounts/projects/:project_id/rooms/:room_name/feeds', {
     config: { auth: { permission: 'member' } },
@@ -34,13 +35,13 @@ export function feedRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'List the feeds a room sees', params: schema.RoomParams, querystring: schema.FeedListQuery, response: { 200: schema.FeedList },
       description: 'Project and public feeds, and feeds with a subscription into the room (private ones only for holders of `feed_inventory` or of a role on their policy).',
     },
-  }, async (request) => service.listRoomFeeds(ctx, request.principal!, request.access!, request.params.room_name, pageOf(request.query)));
+  }, async (request) => service.listRoomFeeds(ctx, callerOf(request), accessOf(request), request.params.room_name, pageOf(request.query)));
 
   app.get(`${feeds}/:feed_id`, {
     config: { auth: { permission: 'member' } },
     schema: { tags, summary: 'Fetch a feed, and what the caller may do with it', params: schema.FeedParams, response: { 200: schema.FeedWithRights } },
   }, async (request) => {
-    const { feed, rights } = await service.getFeed(ctx, request.principal!, request.access!, request.params.feed_id);
+    const { feed, rights } = await service.getFeed(ctx, callerOf(request), accessOf(request), request.params.feed_id);
     return { feed: service.feedView(feed), rights };
   });
 
@@ -50,7 +51,7 @@ export function feedRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'Update a feed (pause, resume, rename, change its schema)', params: schema.FeedParams, body: schema.FeedUpdate, response: { 200: schema.FeedEnvelope },
       description: 'Needs `feed_manager`, or the `manager` role on the feed\'s policy. A paused feed refuses publishes and subscription changes (409) and holds back delivery; resuming delivers what waited.',
     },
-  }, async (request) => ({ feed: service.feedView(await service.updateFeed(ctx, request.principal!, request.access!, request.params.feed_id, request.body)) }));
+  }, async (request) => ({ feed: service.feedView(await service.updateFeed(ctx, callerOf(request), accessOf(request), request.params.feed_id, request.body)) }));
 
   app.delete(`${feeds}/:feed_id`, {
     config: { auth: { permission: 'member' } },
@@ -59,7 +60,7 @@ export function feedRoutes(app: Api, ctx: AppContext): void {
       description: 'Needs `feed_manager`, or the `manager` role on the feed\'s policy.',
     },
   }, async (request) => {
-    await service.deleteFeed(ctx, request.principal!, request.access!, request.params.feed_id);
+    await service.deleteFeed(ctx, callerOf(request), accessOf(request), request.params.feed_id);
     return OK;
   });
 
@@ -70,7 +71,7 @@ export function feedRoutes(app: Api, ctx: AppContext): void {
       description: 'Needs `feed_manager`, the `publisher` or `manager` role on the feed\'s policy, or a participant token with the grant `{"name": "feed", "scope": "<feed id or name>"}`. 400 when the message breaks the feed\'s message_schema; 409 when the feed is paused.',
     },
   }, async (request, reply) => {
-    const [accepted] = await service.publish(ctx, request.principal!, request.access!, request.params.feed_id, [request.body], false);
+    const [accepted] = await service.publish(ctx, callerOf(request), accessOf(request), request.params.feed_id, [request.body], false);
     return reply.status(201).send(accepted);
   });
 
@@ -80,7 +81,7 @@ export function feedRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'Publish a batch of messages, all or none', params: schema.FeedParams, body: schema.MessageBatch, response: { 201: schema.PublishedBatch },
       description: 'The refusal of a batch names the index of the first message that breaks the schema, and where.',
     },
-  }, async (request, reply) => reply.status(201).send({ messages: await service.publish(ctx, request.principal!, request.access!, request.params.feed_id, request.body, true) }));
+  }, async (request, reply) => reply.status(201).send({ messages: await service.publish(ctx, callerOf(request), accessOf(request), request.params.feed_id, request.body, true) }));
 
   app.post(`${feeds}/:feed_id/subscriptions`, {
     config: { auth: { permission: 'member' } },
@@ -89,7 +90,7 @@ export function feedRoutes(app: Api, ctx: AppContext): void {
       description: 'Needs `feed_subscription_creator`, or the `subscriber` or `manager` role on the feed\'s policy. Messages published from now on are written as JSON Lines files under `rooms/<room>/<path>/` of project storage (docs/feeds.md).',
     },
   }, async (request, reply) => reply.status(201).send({
-    subscription: service.subscriptionView(await service.createSubscription(ctx, request.principal!, request.access!, request.params.feed_id, request.body)),
+    subscription: service.subscriptionView(await service.createSubscription(ctx, callerOf(request), accessOf(request), request.params.feed_id, request.body)),
   }));
 
   app.get(`${feeds}/:feed_id/subscriptions`, {
@@ -98,13 +99,13 @@ export function feedRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'List a feed\'s subscriptions', params: schema.FeedParams, querystring: schema.SubscriptionListQuery, response: { 200: schema.SubscriptionList },
       description: READ_SUBSCRIPTIONS,
     },
-  }, async (request) => service.listSubscriptions(ctx, request.principal!, request.access!, request.params.feed_id, pageOf(request.query)));
+  }, async (request) => service.listSubscriptions(ctx, callerOf(request), accessOf(request), request.params.feed_id, pageOf(request.query)));
 
   app.get(`${feeds}/:feed_id/subscriptions/:subscription_id`, {
     config: { auth: { permission: 'member' } },
     schema: { tags, summary: 'Fetch a subscription', params: schema.SubscriptionParams, response: { 200: schema.SubscriptionEnvelope }, description: READ_SUBSCRIPTIONS },
   }, async (request) => ({
-    subscription: service.subscriptionView(await service.getSubscription(ctx, request.principal!, request.access!, request.params.feed_id, request.params.subscription_id)),
+    subscription: service.subscriptionView(await service.getSubscription(ctx, callerOf(request), accessOf(request), request.params.feed_id, request.params.subscription_id)),
   }));
 
   app.put(`${feeds}/:feed_id/subscriptions/:subscription_id`, {
@@ -114,14 +115,14 @@ export function feedRoutes(app: Api, ctx: AppContext): void {
       description: CHANGE_SUBSCRIPTIONS,
     },
   }, async (request) => ({
-    subscription: service.subscriptionView(await service.updateSubscription(ctx, request.principal!, request.access!, request.params.feed_id, request.params.subscription_id, request.body)),
+    subscription: service.subscriptionView(await service.updateSubscription(ctx, callerOf(request), accessOf(request), request.params.feed_id, request.params.subscription_id, request.body)),
   }));
 
   app.delete(`${feeds}/:feed_id/subscriptions/:subscription_id`, {
     config: { auth: { permission: 'member' } },
     schema: { tags, summary: 'Delete a subscription: nothing more is written for it', params: schema.SubscriptionParams, response: { 200: Ok }, description: CHANGE_SUBSCRIPTIONS },
   }, async (request) => {
-    await service.deleteSubscription(ctx, request.principal!, request.access!, request.params.feed_id, request.params.subscription_id);
+    await service.deleteSubscription(ctx, callerOf(request), accessOf(request), request.params.feed_id, request.params.subscription_id);
     return OK;
   });
 }

@@ -210,7 +210,7 @@ export async function createFeed(ctx: AppContext, projectId: string, input: Feed
     annotations: input.annotations ?? {},
     messageSchema,
   });
-  if (!feed) throw conflict(`A feed named ${JSON.stringify(input.name)} already exists`);
+  if (!feed) throw conflict(`A feed named ${JSON.stringify(input.name)} already exists`, 'already_exists');
   return feed;
 }
 
@@ -265,7 +265,7 @@ export async function updateFeed(ctx: AppContext, principal: Principal, access: 
     const newSchema = schemaGiven && !isDeepStrictEqual(messageSchema, current.messageSchema ?? null);
     if (newSchema) compileMessageSchema(messageSchema);
     if (input.name !== undefined && input.name !== current.name && (await store.findFeedByName(tx, projectId, input.name))) {
-      throw conflict(`A feed named ${JSON.stringify(input.name)} already exists`);
+      throw conflict(`A feed named ${JSON.stringify(input.name)} already exists`, 'already_exists');
     }
     const paused = input.paused === undefined ? current.paused : input.paused ?? false;
     const feed = await store.updateFeed(tx, projectId, feedId, {
@@ -307,7 +307,7 @@ async function publishChecked(ctx: AppContext, db: Db, feed: store.FeedRow, mess
   let current = feed;
   // A schema changed between the read and the write is checked again (a feed's schema rarely moves).
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    if (current.paused) throw conflict(`The feed ${JSON.stringify(current.name)} is paused: it accepts no messages until it is resumed`);
+    if (current.paused) throw conflict(`The feed ${JSON.stringify(current.name)} is paused: it accepts no messages until it is resumed`, 'feed_paused');
     validateMessages(current, messages, batch);
     const accepted = await store.publish(db, {
       projectId: current.projectId,
@@ -321,7 +321,7 @@ async function publishChecked(ctx: AppContext, db: Db, feed: store.FeedRow, mess
     if (!reread) throw notFound('Feed');
     current = reread;
   }
-  throw conflict('The feed changed while the messages were published; retry');
+  throw conflict('The feed changed while the messages were published; retry', 'concurrent_change');
 }
 
 /** Publishing by a caller: one message, or a batch (all or nothing). */
@@ -364,7 +364,7 @@ export async function feedExists(ctx: AppContext, projectId: string, feedId: str
 async function subscribedFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, action: 'create' | 'read' | 'change'): Promise<store.FeedRow> {
   const feed = await seeFeed(ctx, principal, access, feedId);
   await mayDo(feed, action === 'read' ? 'read_subscriptions' : action === 'create' ? 'add_subscription' : 'change_subscriptions');
-  if (action !== 'read' && feed.row.paused) throw conflict(`The feed ${JSON.stringify(feed.row.name)} is paused: its subscriptions cannot change until it is resumed`);
+  if (action !== 'read' && feed.row.paused) throw conflict(`The feed ${JSON.stringify(feed.row.name)} is paused: its subscriptions cannot change until it is resumed`, 'feed_paused');
   return feed.row;
 }
 

@@ -11,11 +11,11 @@ import { bigint, boolean, integer, jsonb, pgTable, text, uuid } from 'drizzle-or
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { isUuid } from '../../platform/crypto/credentials.ts';
-import { enqueueWithSql, rowsOf } from '../../platform/jobs/outbox.ts';
+import { enqueueWithSql } from '../../platform/jobs/outbox.ts';
+import { rowsOf } from '../../platform/db/rows.ts';
 import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 import { roomsTable } from '../rooms/tables.ts';
-
-export const FLUSH_TOPIC = 'feeds.flush';
+import { flushJob } from './jobs.ts';
 
 export const feedsTable = pgTable('feeds', {
   id: uuid('id').primaryKey(),
@@ -126,7 +126,7 @@ export async function scheduleWaiting(tx: Db, feedId: string): Promise<void> {
       where f.id = ${feedId}::uuid and s.feed_id = f.id and s.flush_due_at is null and (s.delivered_seq < f.last_seq or s.pending_to_seq is not null)
       returning s.id
     )`,
-    sql`select ${FLUSH_TOPIC}::text as topic, null::text as key, jsonb_build_object('subscription_id', id) as payload from due`,
+    flushJob.select({ from: sql`due`, payload: { subscription_id: sql`id` } }),
   ));
 }
 
@@ -165,7 +165,7 @@ export async function publish(db: Db, input: { projectId: string; feedId: string
         and (s.flush_due_at is null or (s.flush_due_at > now() and feed.last_seq - s.delivered_seq >= ${maxMessages}))
       returning s.id, s.flush_due_at
     )`,
-    sql`select ${FLUSH_TOPIC}::text as topic, null::text as key, jsonb_build_object('subscription_id', id) as payload, flush_due_at as run_at from due`,
+    flushJob.select({ from: sql`due`, payload: { subscription_id: sql`id` }, runAt: sql`flush_due_at` }),
     sql`(select count(*) from feed)::int as found,
         (select coalesce(jsonb_agg(jsonb_build_array(id, seq, (extract(epoch from created_at) * 1000)::float8) order by seq), '[]'::jsonb) from accepted) as accepted`,
     { runAt: true },
@@ -305,7 +305,7 @@ export async function completeBatch(tx: Db, batch: PendingBatch, policy: FlushPo
       where s.id = ${batch.subscriptionId}::uuid and s.pending_to_seq = ${batch.toSeq}::bigint
       returning s.id, s.flush_due_at
     )`,
-    sql`select ${FLUSH_TOPIC}::text as topic, null::text as key, jsonb_build_object('subscription_id', id) as payload, flush_due_at as run_at from acknowledged where flush_due_at is not null`,
+    flushJob.select({ from: sql`acknowledged where flush_due_at is not null`, payload: { subscription_id: sql`id` }, runAt: sql`flush_due_at` }),
     sql`(select count(*) from acknowledged)::int as acknowledged`,
     { runAt: true },
   ));

@@ -2,36 +2,38 @@
 // writing the event, queues one copy job per active logger of the project; the job evaluates the
 // logger's filter and publishes the event to the destination feed in the transaction that settles
 // it, so a copy is made once even when the job runs twice.
-import { sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
-import type { EventConsumer } from '../../platform/events/catalogue.ts';
+import { defineConsumer } from '../../platform/events/catalogue.ts';
 import { eventsTable } from '../../platform/events/store.ts';
-import type { JobHandler } from '../../platform/jobs/worker.ts';
+import type { RunnerOf } from '../../platform/jobs/types.ts';
 import { publishAsService } from '../feeds/service.ts';
-import { LLM_CALL_EVENT } from '../llm-proxy/schema.ts';
+import { llmCallCompleted } from '../llm-proxy/events.ts';
+import { copyJob } from './jobs.ts';
 import { matches } from './service.ts';
 import * as store from './store.ts';
 
-export const COPY_TOPIC = 'llm-loggers.copy';
-
-export const loggerFanout: EventConsumer = {
+export const loggerConsumer = defineConsumer({
   name: 'llm_loggers',
-  fanout: (event) => (event.definition.type !== LLM_CALL_EVENT ? { wants: sql`false` } : {
+  takes: [llmCallCompleted],
+  queues: copyJob,
+  fanout: (event) => ({
     before: sql`llm_loggers_targets as (select id from llm_loggers where project_id = ${event.projectId} and not paused)`,
     wants: sql`exists (select 1 from llm_loggers_targets)`,
-    jobs: sql`select ${COPY_TOPIC}::text as topic, t.id::text || ':' || event.id::text as key,
-      jsonb_build_object('project_id', event.project_id, 'logger_id', t.id, 'event_id', event.id) as payload
-      from event, llm_loggers_targets t`,
+    jobs: {
+      from: sql`event, llm_loggers_targets t`,
+      key: sql`t.id::text || ':' || event.id::text`,
+      payload: { project_id: sql`event.project_id`, logger_id: sql`t.id`, event_id: sql`event.id` },
+    },
   }),
-};
+});
 
-export function copyHandler(ctx: AppContext): JobHandler {
+export function copyHandler(ctx: AppContext): RunnerOf<typeof copyJob> {
   return {
-    topic: COPY_TOPIC,
-    async run(job, { db }) {
-      const projectId = String(job.payload.project_id);
-      const logger = await store.findLogger(db, projectId, String(job.payload.logger_id));
-      const [event] = await db.select().from(eventsTable).where(sql`${eventsTable.id} = ${String(job.payload.event_id)}::uuid`);
+    async run({ payload }, { db }) {
+      const projectId = payload.project_id;
+      const logger = await store.findLogger(db, projectId, payload.logger_id);
+      const [event] = await db.select().from(eventsTable).where(eq(eventsTable.id, payload.event_id));
       if (!logger || logger.paused || !event || !matches(logger.filterExpression, event.data)) return {};
       return {
         async record(tx) {

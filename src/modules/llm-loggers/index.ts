@@ -1,21 +1,13 @@
 // LLM loggers: copy the events of LLM proxy calls that match a JMESPath filter into a feed.
-import type { Module } from '../../platform/http/module.ts';
-import { copyHandler, loggerFanout } from './copy.ts';
+import type { Module } from '../../module.ts';
+import { handles } from '../../platform/jobs/types.ts';
+import { copyHandler, loggerConsumer } from './copy.ts';
+import { copyJob } from './jobs.ts';
 import { loggerRoutes } from './routes.ts';
 
 export const llmLoggersModule: Module = {
   name: 'llm-loggers',
   routes: loggerRoutes,
-  jobs: (ctx) => [copyHandler(ctx)],
-  eventConsumers: () => [loggerFanout],
-  fixtures: [{
-    provides: ['logger_id'],
-    needs: ['feed_id'],
-    async create(client, have) {
-      const { logger } = await client.request<{ logger: { id: string } }>('POST', `/accounts/projects/${client.projectId}/llm-loggers`, {
-        json: { destination_feed_id: have.feed_id, filter_expression: "provider == 'openai'" },
-      });
-      return { logger_id: logger.id };
-    },
-  }],
+  jobs: [handles(copyJob, copyHandler)],
+  eventConsumers: () => [loggerConsumer],
 };

@@ -2,7 +2,6 @@
 // feeds, and what webhooks may subscribe to. Its fields are documented in docs/llm-proxy.md.
 import { Type, type TSchema } from 'typebox';
 import { defineEvent } from '../../platform/events/catalogue.ts';
-import { LLM_CALL_EVENT } from './schema.ts';
 
 const Usage = Type.Object({
   input_tokens: Type.Integer({ description: 'Input tokens at the full input rate (cache reads and writes not included)' }),
@@ -35,4 +34,4 @@ export const LlmCall = Type.Object({
   started_at: Type.String({ format: 'date-time' }),
 });
 
-export const llmCallCompleted = defineEvent(LLM_CALL_EVENT, LlmCall, { description: 'A call through the LLM proxy finished (whatever its outcome)' });
+export const llmCallCompleted = defineEvent('llm.call.completed', LlmCall, { description: 'A call through the LLM proxy finished (whatever its outcome)' });

@@ -1,6 +1,6 @@
 // The LLM proxy: OpenAI- and Anthropic-compatible routes forwarded to the operator's upstreams,
 // with one usage record and one event per call.
-import type { Module } from '../../platform/http/module.ts';
+import type { Module } from '../../module.ts';
 import { llmCallCompleted } from './events.ts';
 import { llmProxyRoutes } from './routes.ts';
 

@@ -6,7 +6,7 @@ import type { TSchema } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import type { AuthRequirement } from '../../platform/http/auth.ts';
 import { apiError, type ErrorRenderer } from '../../platform/http/errors.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import { anthropicError, openaiError } from './errors.ts';
 import * as schema from './schema.ts';
 import { forward, keepRawBody } from './service.ts';

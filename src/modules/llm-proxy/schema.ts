@@ -1,8 +1,5 @@
 import { Type } from 'typebox';
 
-/** The type of the event each call emits (what LLM loggers consume). */
-export const LLM_CALL_EVENT = 'llm.call.completed';
-
 // What the proxy reads of a request body; everything else goes upstream untouched.
 const Model = Type.String({ minLength: 1, maxLength: 256, description: 'The provider\'s model name' });
 const Stream = Type.Optional(Type.Union([Type.Boolean(), Type.Null()], { description: 'Stream the answer as server-sent events' }));

@@ -9,10 +9,9 @@ import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import type { AppContext } from '../../context.ts';
-import type { Principal } from '../../platform/http/auth.ts';
+import { accessOf, callerOf, type Principal } from '../../platform/http/auth.ts';
 import { apiError, forbidden } from '../../platform/http/errors.ts';
 import { HttpExchange, type HttpAnswer } from '../../platform/http/exchange.ts';
-import { admitCall } from '../billing/service.ts';
 import { apiScopeOf } from '../participant-tokens/service.ts';
 import type { CallRecord } from './store.ts';
 import type { Upstream } from './upstream.ts';
@@ -35,7 +34,7 @@ const PROVIDER_NAMES: Record<Provider, string> = { openai: 'OpenAI', anthropic: 
 /**
  * Plain (not streamed) answers up to this size are read whole, then sent with their length in one
  * write: a JSON answer is of no use to its client before its last byte, and sent as it came, its end
- * would cost a write of its own (docs/performance-journal.md). Larger ones are streamed as they come.
+ * would cost a write of its own (docs/contributing/performance-journal.md). Larger ones are streamed as they come.
  */
 const WHOLE_ANSWER_BYTES = 1024 * 1024;
 
@@ -158,7 +157,7 @@ export type Recorder = (record: CallRecord) => Promise<void>;
 /** Sends a call upstream and the answer back; records the call once the answer is over. */
 export async function forward(ctx: AppContext, upstream: Upstream | undefined, recorder: Recorder, call: ProxiedCall, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   if (!upstream) throw apiError('llm_provider_unavailable', { provider: call.provider === 'openai' ? 'OpenAI' : 'Anthropic' });
-  const principal = request.principal!;
+  const principal = callerOf(request);
   const model = typeof (request.body as { model?: unknown } | undefined)?.model === 'string' ? (request.body as { model: string }).model : undefined;
   if (principal.kind === 'participant' && !modelAllowed((apiScopeOf(principal.grants)?.llm as { models?: unknown } | undefined)?.models, call.provider, model)) {
     throw forbidden(`The participant token does not allow the model ${call.provider}/${model ?? ''}`);
@@ -167,13 +166,13 @@ export async function forward(ctx: AppContext, upstream: Upstream | undefined, r
   // Billing's admission: the balance must cover the call (402 otherwise, when billing is enforced).
   const parsed = request.body as Record<string, unknown> | undefined;
   const maxTokens = [parsed?.max_tokens, parsed?.max_completion_tokens, parsed?.max_output_tokens].find((v): v is number => typeof v === 'number' && Number.isInteger(v) && v > 0);
-  await admitCall(ctx, { projectId: request.access!.projectId, requestId, provider: call.provider, model, bodyBytes: rawBodies.get(request)?.length ?? 0, maxTokens });
+  await ctx.admission.admit({ projectId: accessOf(request).projectId, requestId, provider: call.provider, model, bodyBytes: rawBodies.get(request)?.length ?? 0, maxTokens });
   const started = performance.now();
   const startedAt = new Date();
   const { body, stripUsageChunk } = upstreamBody(request, call);
   const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
   const base: Omit<CallRecord, 'status' | 'outcome' | 'usage_source' | 'usage' | 'latency_ms' | 'ttfb_ms' | 'upstream_request_id' | 'model' | 'stream'> = {
-    projectId: request.access!.projectId,
+    projectId: accessOf(request).projectId,
     request_id: requestId,
     provider: call.provider,
     endpoint: call.endpoint,

@@ -1,5 +1,5 @@
 // Mailboxes: create, list (project and room), fetch, replace and delete by address.
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';

@@ -45,7 +45,7 @@ async function view(ctx: AppContext, projectId: string, address: string) {
 export async function createMailbox(ctx: AppContext, projectId: string, input: MailboxFields & { address: string }) {
   const address = checkedAddress(ctx, input.address);
   const changes = await changesOf(ctx, projectId, input);
-  if (!(await store.insertMailbox(ctx.db, { address, projectId, ...changes }))) throw conflict(`The address ${address} is already a mailbox`);
+  if (!(await store.insertMailbox(ctx.db, { address, projectId, ...changes }))) throw conflict(`The address ${address} is already a mailbox`, 'already_exists');
   return view(ctx, projectId, address);
 }
 

@@ -1,6 +1,6 @@
 // Project OAuth clients: create (secret shown once), list, fetch, update (metadata merges), delete.
 import { pageOf } from '../../platform/http/lists.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';

@@ -4,7 +4,7 @@ import { Timestamp, Uuid } from '../../platform/http/schemas.ts';
 
 export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
 export const RESPONSE_TYPES = ['code', 'token', 'id_token'] as const;
-/** Scopes a project client may be registered with: the current names and the earlier ones (SPEC). */
+/** Scopes a project client may be registered with: the current names and the earlier ones, still accepted. */
 export const CLIENT_SCOPES = ['profile:read', 'rooms:connect', 'llm:invoke', 'secrets:proxy', 'openid', 'profile', 'email', 'offline_access', 'llm_proxy'] as const;
 export const THEMES = ['light', 'dark', 'auto'] as const;
 

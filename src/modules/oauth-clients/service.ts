@@ -114,7 +114,7 @@ function valueLooksSecret(value: string): boolean {
 }
 
 /**
- * Applies a metadata patch to the stored entries (SPEC: entries the caller does not send are kept).
+ * Applies a metadata patch to the stored entries (entries the caller does not send are kept).
  * null removes an entry; removing logo_url (null or "") restores the default logo; theme falls
  * back to auto.
  */

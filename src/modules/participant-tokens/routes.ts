@@ -1,6 +1,6 @@
 // Minting participant tokens for a project, and validating them for room servers.
 import { Type } from 'typebox';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { ProjectParams } from '../../platform/http/schemas.ts';
 import { issueParticipantToken, validateParticipantToken } from './service.ts';

@@ -1,9 +1,10 @@
-// Resource policies at SPEC's paths (/policies/resources/{type}/{id}: POST grants, DELETE revokes,
+// Resource policies at their own paths (/policies/resources/{type}/{id}: POST grants, DELETE revokes,
 // GET lists) and at the SDKs' (/iam/{type}/{id}/policy, policy:grant, policy:revoke), over one store.
 // The project role each needs depends on the resource type (its readRole / manageRole), so the
 // routes ask for `member` and the service checks the rest.
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
+import { accessOf, callerOf } from '../../platform/http/auth.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -36,12 +37,12 @@ export function policyRoutes(app: Api, ctx: AppContext): void {
     },
   };
 
-  app.post(spec, grant, async (request) => service.grant(ctx, request.principal!, request.access!, request.params.resource_type, request.params.resource_id, request.body));
-  app.delete(spec, revoke, async (request) => service.revoke(ctx, request.principal!, request.access!, request.params.resource_type, request.params.resource_id, request.body));
-  app.get(spec, list, async (request) => service.listGrants(ctx, request.access!, request.params.resource_type, request.params.resource_id, request.query));
+  app.post(spec, grant, async (request) => service.grant(ctx, callerOf(request), accessOf(request), request.params.resource_type, request.params.resource_id, request.body));
+  app.delete(spec, revoke, async (request) => service.revoke(ctx, callerOf(request), accessOf(request), request.params.resource_type, request.params.resource_id, request.body));
+  app.get(spec, list, async (request) => service.listGrants(ctx, accessOf(request), request.params.resource_type, request.params.resource_id, request.query));
 
-  app.get(iam, list, async (request) => service.listGrants(ctx, request.access!, request.params.resource_type, request.params.resource_id, request.query));
+  app.get(iam, list, async (request) => service.listGrants(ctx, accessOf(request), request.params.resource_type, request.params.resource_id, request.query));
   // `::` is a literal colon in the router's path syntax: these are …/policy:grant and …/policy:revoke.
-  app.post(`${iam}::grant`, grant, async (request) => service.grant(ctx, request.principal!, request.access!, request.params.resource_type, request.params.resource_id, request.body));
-  app.post(`${iam}::revoke`, revoke, async (request) => service.revoke(ctx, request.principal!, request.access!, request.params.resource_type, request.params.resource_id, request.body));
+  app.post(`${iam}::grant`, grant, async (request) => service.grant(ctx, callerOf(request), accessOf(request), request.params.resource_type, request.params.resource_id, request.body));
+  app.post(`${iam}::revoke`, revoke, async (request) => service.revoke(ctx, callerOf(request), accessOf(request), request.params.resource_type, request.params.resource_id, request.body));
 }

@@ -1,5 +1,5 @@
 // Resource policies: who holds which roles on one resource. Grant, revoke and list direct bindings
-// (SPEC's /policies/resources/… and the SDKs' /iam/…/policy paths share these rules), and the roles a
+// (the /policies/resources/… paths and the SDKs' /iam/…/policy paths share these rules), and the roles a
 // caller holds on a resource, for the families that enforce them. Resource types come from the
 // modules' descriptors (ctx.policyResources); this module knows none of them.
 import type { AppContext } from '../../context.ts';
@@ -13,7 +13,7 @@ import { isProjectApiKey } from '../api-keys/service.ts';
 import { findUserByEmail } from '../users/service.ts';
 import * as store from './store.ts';
 
-/** SPEC: "Managed agents do not support resource policies; agent access uses the service account's run_as configuration." */
+// Agents act through their service account (its run_as configuration), which is what policies bind.
 const AGENT_REFUSAL = "Managed agents do not support resource policies; agent access uses the service account's run_as configuration";
 
 /** The project usersets a subject can name: every member, or every developer, of the project. */

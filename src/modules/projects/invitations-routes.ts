@@ -1,10 +1,10 @@
 // Invitations to a project: the admin's list, resend and revoke, and the invitee's side as JSON (a
 // client of its own may use it). The page the mail links to is among the sign-in pages, on their
-// layout: src/oauth/signin/invitation.ts.
+// layout: src/modules/oauth/signin/invitation.ts.
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import { LimitOffsetQuery, pageOf } from '../../platform/http/lists.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import { EmptyBody, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as invitations from './invitations.ts';
 import * as schema from './schema.ts';

@@ -1,9 +1,10 @@
 // Projects, their settings, status, the caller's role, and project users.
 import { pageOf } from '../../platform/http/lists.ts';
 import { Type } from 'typebox';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { JsonObject, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
+import { callerOf, accessOf } from '../../platform/http/auth.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -15,14 +16,14 @@ export function projectRoutes(app: Api, ctx: AppContext): void {
     config: { auth: { permission: 'authenticated', credentials: ['user'] } },
     schema: { tags, summary: 'Create a project; the caller becomes its admin', body: schema.ProjectCreate, response: { 201: schema.Project } },
   }, async (request, reply) => {
-    const project = await service.createProject(ctx.db, request.principal!.userId!, request.body.name, request.body.settings ?? {});
+    const project = await service.createProject(ctx.db, callerOf(request).userId!, request.body.name, request.body.settings ?? {});
     return reply.status(201).send(service.projectView(project));
   });
 
   app.get('/accounts/projects', {
     config: { auth: { permission: 'authenticated', credentials: ['api_key', 'user'] } },
     schema: { tags, summary: 'List the projects the caller can access', response: { 200: schema.ProjectList } },
-  }, async (request) => ({ projects: (await service.listProjects(ctx, request.principal!)).map(service.projectView) }));
+  }, async (request) => ({ projects: (await service.listProjects(ctx, callerOf(request))).map(service.projectView) }));
 
   app.get('/accounts/projects/:project_id', {
     config: { auth: { permission: 'member' } },
@@ -53,7 +54,7 @@ export function projectRoutes(app: Api, ctx: AppContext): void {
   app.get('/accounts/projects/:project_id/role', {
     config: { auth: { permission: 'member', credentials: ['api_key', 'user', 'oauth'], oauthScope: 'profile:read' } },
     schema: { tags, summary: "The caller's role in the project", params: ProjectParams, response: { 200: schema.ProjectRoleInfo } },
-  }, async (request) => service.roleInfo(request.access!.roles));
+  }, async (request) => service.roleInfo(accessOf(request).roles));
 
   app.post('/accounts/projects/:project_id/users', {
     config: { auth: { permission: 'admin' } },

@@ -12,7 +12,7 @@ import * as store from './store.ts';
 
 // `atrium bootstrap` finds the project it made before by owner and name.
 export { findProjectByOwnerAndName } from './store.ts';
-// The invitee's side, for the invitation page among the sign-in pages (src/oauth/signin/invitation.ts).
+// The invitee's side, for the invitation page among the sign-in pages (src/modules/oauth/signin/invitation.ts).
 export { acceptInvitation, describeInvitation } from './invitations.ts';
 
 export function projectView(project: store.ProjectRow) {
@@ -156,7 +156,7 @@ export async function removeMember(ctx: AppContext, projectId: string, userId: s
 
 /** A project must keep one admin, or nobody could ever manage it again. Throwing rolls back. */
 async function guardLastAdmin(db: Db, projectId: string): Promise<void> {
-  if ((await store.countAdmins(db, projectId)) === 0) throw conflict('A project must keep at least one admin');
+  if ((await store.countAdmins(db, projectId)) === 0) throw apiError('last_admin');
 }
 
 export async function listMembers(db: Db, projectId: string, page: Page) {

@@ -1,5 +1,5 @@
 // Image repositories of a project and registry tokens for them.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import type { Module } from '../../module.ts';
 import { repositoryRoutes } from './routes.ts';
 import { findRepositoryById, REPOSITORY_RESOURCE, REPOSITORY_ROLE_ACTIONS } from './service.ts';
 
@@ -14,12 +14,5 @@ export const repositoriesModule: Module = {
     readRole: 'repository_inventory',
     manageRole: 'repository_manager',
     find: async (db, projectId, id) => findRepositoryById(db, projectId, id),
-  }],
-  fixtures: [{
-    provides: ['repository_id'],
-    async create(client) {
-      const repository = await client.request<{ id: string }>('POST', `/accounts/projects/${client.projectId}/repositories`, { json: { name: `fixture/repo-${fixtureSuffix()}` } });
-      return { repository_id: repository.id };
-    },
   }],
 };

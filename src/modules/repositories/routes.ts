@@ -1,8 +1,9 @@
 // Image repositories: create, list, fetch, update, delete, and registry tokens for one repository.
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
+import { accessOf, callerOf } from '../../platform/http/auth.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -52,5 +53,5 @@ export function repositoryRoutes(app: Api, ctx: AppContext): void {
       description: 'A Docker registry token-authentication JWT (issuer: the public URL; audience: `ATRIUM_REGISTRY_SERVICE`; `access`: this repository with the actions asked for). '
         + 'Every action asked for must be one the caller holds on the repository, through a project role or the repository\'s policy; see docs/repositories.md.',
     },
-  }, async (request) => service.issueRepositoryToken(ctx, request.principal!, request.access!, request.params.repository_id, request.body ?? {}));
+  }, async (request) => service.issueRepositoryToken(ctx, callerOf(request), accessOf(request), request.params.repository_id, request.body ?? {}));
 }

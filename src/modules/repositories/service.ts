@@ -53,7 +53,7 @@ export async function createRepository(ctx: AppContext, projectId: string, input
   const row = await store.insertRepository(ctx.db, {
     id: randomUUID(), projectId, name: input.name, description: input.description ?? '', annotations: input.annotations ?? {},
   });
-  if (!row) throw conflict(`A repository named ${JSON.stringify(input.name)} already exists`);
+  if (!row) throw conflict(`A repository named ${JSON.stringify(input.name)} already exists`, 'already_exists');
   return row;
 }
 
@@ -71,7 +71,7 @@ export async function listRepositories(ctx: AppContext, projectId: string, page:
 export async function updateRepository(ctx: AppContext, projectId: string, id: string, input: RepositoryInput): Promise<store.RepositoryRow> {
   checkName(input.name);
   const clash = await store.findRepositoryByName(ctx.db, projectId, input.name);
-  if (clash && clash.id !== id) throw conflict(`A repository named ${JSON.stringify(input.name)} already exists`);
+  if (clash && clash.id !== id) throw conflict(`A repository named ${JSON.stringify(input.name)} already exists`, 'already_exists');
   const row = await store.updateRepository(ctx.db, projectId, id, { name: input.name, description: input.description ?? '', annotations: input.annotations ?? {} });
   if (!row) throw notFound('Repository');
   return row;

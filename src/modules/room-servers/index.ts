@@ -1,5 +1,5 @@
 // The read path of room servers: what one room runs, needs and receives.
-import type { Module } from '../../platform/http/module.ts';
+import type { Module } from '../../module.ts';
 import { roomServerRoutes } from './routes.ts';
 
 export const roomServersModule: Module = {

@@ -1,7 +1,7 @@
 // The read path of room servers (docs/room-servers.md): one room's services, secrets and mailboxes,
 // for a credential with the room_server role. Route resolution by domain is the routes module's
 // GET /api/routes/resolve.
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';

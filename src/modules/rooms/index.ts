@@ -1,5 +1,5 @@
 // Rooms of a project and connecting to them.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import type { Module } from '../../module.ts';
 import { roomRoutes } from './routes.ts';
 import { findRoomById, ROOM_RESOURCE, ROOM_ROLE_SCOPES } from './service.ts';
 
@@ -17,12 +17,5 @@ export const roomsModule: Module = {
     readRole: 'developer',
     manageRole: 'developer',
     find: async (db, projectId, id) => findRoomById(db, projectId, id),
-  }],
-  fixtures: [{
-    provides: ['room_name', 'room_id'],
-    async create(client) {
-      const room = await client.request<{ id: string; name: string }>('POST', `/accounts/projects/${client.projectId}/rooms`, { json: { name: `room-${fixtureSuffix()}` } });
-      return { room_name: room.name, room_id: room.id };
-    },
   }],
 };

@@ -1,9 +1,10 @@
 // Rooms: create, list, fetch by name, update and delete by id, and connect.
 import { Type } from 'typebox';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
+import { accessOf, callerOf } from '../../platform/http/auth.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -55,5 +56,5 @@ export function roomRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'Connection info for a room: a participant token and the room URL', params: ByName,
       body: EmptyBody, response: { 200: schema.RoomConnection },
     },
-  }, async (request) => service.connectRoom(ctx, request.principal!, request.access!, request.params.room_name));
+  }, async (request) => service.connectRoom(ctx, callerOf(request), accessOf(request), request.params.room_name));
 }

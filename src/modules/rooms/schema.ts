@@ -4,7 +4,7 @@ import { JsonObject, Name, StringMap, Timestamp, Uuid } from '../../platform/htt
 
 export const RoomName = Type.String({ ...Name, maxLength: 200, description: 'Room name, unique in the project' });
 
-/** An ApiScope of the participant-token format (sdk-wire.md §5.1), kept as given. */
+/** An ApiScope of the participant-token format the official SDK reads, kept as given. */
 export const ApiScope = JsonObject('ApiScope granted to a participant (livekit, queues, messaging, storage, …)');
 
 export const Room = Type.Object({

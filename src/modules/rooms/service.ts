@@ -63,9 +63,9 @@ export async function createRoom(ctx: AppContext, projectId: string, input: Room
     permissions: input.permissions ?? {},
   });
   if (inserted) return { room: inserted, created: true };
-  if (!input.if_not_exists) throw conflict(`A room named ${JSON.stringify(input.name)} already exists`);
+  if (!input.if_not_exists) throw conflict(`A room named ${JSON.stringify(input.name)} already exists`, 'already_exists');
   const existing = await store.findRoomByName(ctx.db, projectId, input.name);
-  if (!existing) throw conflict('The room was deleted while being created; retry');
+  if (!existing) throw conflict('The room was deleted while being created; retry', 'concurrent_change');
   return { room: existing, created: false };
 }
 
@@ -87,7 +87,7 @@ export async function listRooms(ctx: AppContext, projectId: string, page: Page &
 
 export async function updateRoom(ctx: AppContext, projectId: string, roomId: string, input: { name: string; metadata?: Record<string, unknown> | null | undefined; annotations?: Record<string, string> | null | undefined }) {
   const clash = await store.findRoomByName(ctx.db, projectId, input.name);
-  if (clash && clash.id !== roomId) throw conflict(`A room named ${JSON.stringify(input.name)} already exists`);
+  if (clash && clash.id !== roomId) throw conflict(`A room named ${JSON.stringify(input.name)} already exists`, 'already_exists');
   const room = await store.updateRoom(ctx.db, projectId, roomId, {
     name: input.name,
     ...(input.metadata != null ? { metadata: input.metadata } : {}),

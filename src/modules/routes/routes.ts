@@ -1,9 +1,10 @@
 // Routes (domains to rooms): create, list (project and room), fetch, replace and delete by domain, and
 // resolve a domain for room servers and ingresses.
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
+import { accessOf } from '../../platform/http/auth.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -58,5 +59,5 @@ export function routeRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'Resolve a domain to its project, room and port (room servers, ingresses)', querystring: schema.ResolveQuery, response: { 200: schema.Resolution },
       description: 'Needs the room_server role in the project that claimed the domain; a domain of a project the caller cannot see answers 404, like one nobody claimed. See docs/room-servers.md.',
     },
-  }, async (request) => service.resolveRoute(ctx, request.access!.projectId, request.query.domain));
+  }, async (request) => service.resolveRoute(ctx, accessOf(request).projectId, request.query.domain));
 }

@@ -61,7 +61,7 @@ async function backendOf(ctx: AppContext, projectId: string, spec: RouteSpecInpu
 /** Where the body names the room, for messages. */
 const roomField = (input: object) => ('spec' in input ? 'body.spec.backend.room.name' : 'body.room_name');
 
-const claimed = (domain: string) => conflict(`The domain ${domain} is already routed`);
+const claimed = (domain: string) => conflict(`The domain ${domain} is already routed`, 'already_exists');
 
 export async function createRoute(ctx: AppContext, projectId: string, input: RouteInput) {
   const spec = 'spec' in input ? input.spec : shortSpec(input.domain, input.room_name, input.port);

@@ -17,14 +17,14 @@ import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../../context.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import { ROOM_SERVER_PATHS, type RoomServerClient } from '../../platform/http/room-server.ts';
-import { enqueue, type ClaimedJob } from '../../platform/jobs/outbox.ts';
+import { ROOM_SERVER_PATHS, RoomServerClient } from '../../platform/http/room-server.ts';
+import { enqueue } from '../../platform/jobs/outbox.ts';
 import type { Timetable } from '../../platform/jobs/scheduler.ts';
-import { systemClock, type Clock, type JobContext, type JobHandler } from '../../platform/jobs/worker.ts';
+import type { JobOf, RunnerOf } from '../../platform/jobs/types.ts';
+import { systemClock, type Clock, type JobContext } from '../../platform/jobs/worker.ts';
+import { deliverRunJob } from './jobs.ts';
 import { nextRun, parseSchedule, type Schedule } from './schedule.ts';
 import * as store from './store.ts';
-
-export const DELIVER_TOPIC = 'scheduled-tasks.deliver';
 
 export function scheduledTaskTimetable(): Timetable {
   // Schedules were validated when written; parse each (schedule, zone) once. The minimum period is
@@ -56,25 +56,28 @@ export function scheduledTaskTimetable(): Timetable {
         };
       });
       const runs = await store.recordFiredRuns(tx, fired);
-      await enqueue(tx, runs.map((run) => ({ topic: DELIVER_TOPIC, key: run.id, payload: { project_id: run.projectId, run_id: run.id }, runAt: due[0]!.now })));
+      await enqueue(tx, runs.map((run) => deliverRunJob.of({ key: run.id, payload: { project_id: run.projectId, run_id: run.id }, runAt: due[0]!.now })));
       return due.length;
     },
   };
 }
 
-/** `clock` times retries (tests move it instead of waiting). */
-export function deliveryHandler(ctx: AppContext, roomServer: RoomServerClient, clock: Clock = systemClock): JobHandler {
+/** The room server client is the service's; `clock` times retries (tests move it instead of waiting). */
+export function deliveryHandler(
+  ctx: AppContext,
+  roomServer = new RoomServerClient({ baseUrl: ctx.config.roomServer.url, issuer: ctx.config.publicUrl, keys: ctx.keys }),
+  clock: Clock = systemClock,
+): RunnerOf<typeof deliverRunJob> {
   const leaseMs = ctx.config.jobs.leaseMs;
   // Runs marked `submitting` for a claimed batch, by job id; `undefined`: nothing left to deliver.
   const started = new Map<string, store.RunRow | undefined>();
 
-  async function prefetch(jobs: readonly ClaimedJob[], { db }: JobContext): Promise<void> {
-    const runs = new Map((await store.startAttempts(db, jobs.map((j) => j.key!), leaseMs)).map((r) => [String(r.id), r]));
-    for (const job of jobs) started.set(job.id, runs.get(job.key!));
+  async function prefetch(jobs: readonly JobOf<typeof deliverRunJob>[], { db }: JobContext): Promise<void> {
+    const runs = new Map((await store.startAttempts(db, jobs.map((j) => j.key), leaseMs)).map((r) => [String(r.id), r]));
+    for (const job of jobs) started.set(job.id, runs.get(job.key));
   }
 
   return {
-    topic: DELIVER_TOPIC,
     prefetch,
     async run(job, context) {
       if (!started.has(job.id)) await prefetch([job], context);

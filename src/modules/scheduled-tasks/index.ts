@@ -1,24 +1,15 @@
 // Scheduled tasks of rooms: fired by the scheduler (a timetable of their own), delivered to the room
 // server through the outbox, their runs kept for a retention period.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
-import { RoomServerClient } from '../../platform/http/room-server.ts';
+import type { Module } from '../../module.ts';
+import { handles } from '../../platform/jobs/types.ts';
 import { deliveryHandler, pruneRuns, scheduledTaskTimetable } from './firing.ts';
+import { deliverRunJob } from './jobs.ts';
 import { scheduledTaskRoutes } from './routes.ts';
 
 export const scheduledTasksModule: Module = {
   name: 'scheduled-tasks',
   routes: scheduledTaskRoutes,
   timetables: () => [scheduledTaskTimetable()],
-  jobs: (ctx) => [deliveryHandler(ctx, new RoomServerClient({ baseUrl: ctx.config.roomServer.url, issuer: ctx.config.publicUrl, keys: ctx.keys }))],
+  jobs: [handles(deliverRunJob, deliveryHandler)],
   schedules: (ctx) => [{ name: 'scheduled-tasks.prune-runs', cron: '41 * * * *', run: (context, dueAt) => pruneRuns(ctx, context, dueAt) }],
-  fixtures: [{
-    provides: ['task_id'],
-    needs: ['room_name'],
-    async create(client, have) {
-      const created = await client.request<{ task_id: string }>('POST', `/accounts/projects/${client.projectId}/rooms/${encodeURIComponent(have.room_name!)}/scheduled-tasks`, {
-        json: { spec: { schedule: '0 6 * * *', queue: { name: `queue-${fixtureSuffix()}`, payload: {} } } },
-      });
-      return { task_id: created.task_id };
-    },
-  }],
 };

@@ -1,6 +1,6 @@
 // Scheduled tasks of rooms: create (spec or earlier flat body), list, replace, delete, and the runs.
 import { Type } from 'typebox';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { ProjectParams, Uuid } from '../../platform/http/schemas.ts';

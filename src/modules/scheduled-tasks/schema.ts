@@ -8,7 +8,7 @@ const TimeZone = Type.String({ minLength: 1, maxLength: 100, description: 'IANA 
 const QueueName = Type.String({ minLength: 1, maxLength: 200 });
 const StoragePath = Type.Union([Type.String({ maxLength: 1000 }), Type.Null()]);
 
-/** The ScheduledTaskSpec of the SDKs (sdk-wire §2.22). */
+/** The ScheduledTaskSpec of the official SDKs (@meshagent/meshagent 0.39.9). */
 const ScheduledTaskSpec = Type.Object({
   version: Type.Optional(Type.Literal('v1')),
   kind: Type.Optional(Type.Literal('ScheduledTask')),

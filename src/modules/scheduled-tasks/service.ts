@@ -1,5 +1,5 @@
 // Rules for scheduled tasks: a task belongs to a registered room, sends one queued message per due
-// time, and is written either as a ScheduledTaskSpec (`{"spec": {...}}`, sdk-wire §2.22) or in the
+// time, and is written either as a ScheduledTaskSpec (`{"spec": {...}}`, as the official SDK sends it) or in the
 // earlier flat form (`{queue_name, payload, schedule, …}`; an update in that form changes only the
 // fields it names). Schedules are validated when written: an invalid one is a 400 naming the problem.
 import { randomUUID } from 'node:crypto';
@@ -193,7 +193,7 @@ export async function createTask(ctx: AppContext, projectId: string, roomName: s
   const id = input.id ?? randomUUID();
   const now = new Date();
   const inserted = await store.insertTask(ctx.db, { id, projectId, roomId: room.id, ...fields, ...scheduling(ctx, fields, now) });
-  if (!inserted) throw conflict('A scheduled task with that id already exists');
+  if (!inserted) throw conflict('A scheduled task with that id already exists', 'already_exists');
   const task = taskView(await mustFind(ctx, projectId, id));
   return { task_id: id, ...task };
 }

@@ -5,7 +5,8 @@ import { bigint, boolean, integer, jsonb, pgTable, text, uuid } from 'drizzle-or
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
-import { clockSql, rowsOf } from '../../platform/jobs/outbox.ts';
+import { clockSql } from '../../platform/jobs/outbox.ts';
+import { rowsOf } from '../../platform/db/rows.ts';
 import { roomsTable } from '../rooms/tables.ts';
 
 export const tasksTable = pgTable('scheduled_tasks', {

@@ -1,6 +1,6 @@
 // Secrets of a project and of a room: create, list (no values), fetch one (with its value), replace,
 // delete. Room secrets are addressed by id plus `for_identity` / `delegated_to`.
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';

@@ -44,7 +44,7 @@ const describeKey = (key: store.SecretKey) =>
   `${key.forIdentity ? ` for ${JSON.stringify(key.forIdentity)}` : ''}${key.delegatedTo ? ` delegated to ${JSON.stringify(key.delegatedTo)}` : ''}`;
 
 async function checkName(ctx: AppContext, scope: store.Scope, key: store.SecretKey, name: string): Promise<void> {
-  if (await store.findNameClash(ctx.db, scope, key, name)) throw conflict(`A secret named ${JSON.stringify(name)}${describeKey(key)} already exists`);
+  if (await store.findNameClash(ctx.db, scope, key, name)) throw conflict(`A secret named ${JSON.stringify(name)}${describeKey(key)} already exists`, 'already_exists');
 }
 
 // Project secrets.
@@ -59,7 +59,7 @@ export async function createProjectSecret(ctx: AppContext, projectId: string, in
   const row = await store.insertSecret(ctx.db, {
     rowId: randomUUID(), projectId, roomId: null, id: randomUUID(), name: input.name, type: input.type, valueEncrypted: sealValue(ctx, input.data_base64),
   });
-  if (!row) throw conflict(`A secret named ${JSON.stringify(input.name)} already exists`);
+  if (!row) throw conflict(`A secret named ${JSON.stringify(input.name)} already exists`, 'already_exists');
   return secretInfo(row);
 }
 
@@ -109,8 +109,8 @@ export async function createRoomSecret(ctx: AppContext, projectId: string, roomN
     rowId: randomUUID(), ...scope, ...key, name, type: input.type ?? DEFAULT_TYPE, valueEncrypted: sealValue(ctx, input.data_base64),
   });
   if (row) return secretInfo(row);
-  if (await store.findSecret(ctx.db, scope, key)) throw conflict(`Secret ${JSON.stringify(key.id)}${describeKey(key)} already exists in the room; update it instead`);
-  throw conflict(`A secret named ${JSON.stringify(name)}${describeKey(key)} already exists in the room`);
+  if (await store.findSecret(ctx.db, scope, key)) throw conflict(`Secret ${JSON.stringify(key.id)}${describeKey(key)} already exists in the room; update it instead`, 'already_exists');
+  throw conflict(`A secret named ${JSON.stringify(name)}${describeKey(key)} already exists in the room`, 'already_exists');
 }
 
 export async function updateRoomSecret(ctx: AppContext, projectId: string, roomName: string, secretId: string, input: RoomSecretInput) {

@@ -1,5 +1,5 @@
 // Services, project-wide and room-scoped: create, list, fetch, replace and delete by id.
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';

@@ -3,7 +3,7 @@ import { CountOffsetQuery, MAX_PAGE } from '../../platform/http/lists.ts';
 import { CLOSED, Description, JsonObject, Name, StringMap, Uuid } from '../../platform/http/schemas.ts';
 import { RoomName } from '../rooms/schema.ts';
 
-// The ServiceSpec of the official SDKs (sdk-wire.md §2.9; TS 0.39.9 and the Python models, which
+// The ServiceSpec of the official SDKs (@meshagent/meshagent 0.39.9 and the Python models, which
 // forbid unknown fields): every object the spec defines is closed, so a misspelt field is a 400
 // naming it. Deep parts that the SDKs type loosely (channels, MCP settings, ApiScopes, mounts)
 // are bounded JSON objects.

@@ -49,7 +49,7 @@ function prepare(ctx: AppContext, input: ServiceInput): Pick<store.ServiceRow, '
 }
 
 const nameTaken = (name: string, roomName: string | undefined) =>
-  conflict(`A service named ${JSON.stringify(name)} already exists ${roomName === undefined ? 'in the project' : `in room ${JSON.stringify(roomName)}`}`);
+  conflict(`A service named ${JSON.stringify(name)} already exists ${roomName === undefined ? 'in the project' : `in room ${JSON.stringify(roomName)}`}`, 'already_exists');
 
 async function scopeOf(ctx: AppContext, projectId: string, roomName: string | undefined): Promise<store.Scope> {
   return { projectId, roomId: roomName === undefined ? null : (await getRoom(ctx, projectId, roomName)).id };

@@ -1,8 +1,9 @@
 // Room sessions as room servers report them (with participants and OTLP telemetry), what owners
 // read and terminate, and the events their start and end emit.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
-import { RoomServerClient } from '../../platform/http/room-server.ts';
+import type { Module } from '../../module.ts';
+import { handles } from '../../platform/jobs/types.ts';
 import { roomEnded, roomStarted } from './events.ts';
+import { terminateJob, terminateTimeoutJob } from './jobs.ts';
 import { sessionRoutes } from './routes.ts';
 import { pruneTelemetry } from './telemetry.ts';
 import { terminateHandler, terminateTimeoutHandler } from './termination.ts';
@@ -11,20 +12,6 @@ export const sessionsModule: Module = {
   name: 'sessions',
   routes: sessionRoutes,
   events: [roomStarted, roomEnded],
-  jobs: (ctx) => {
-    const roomServer = new RoomServerClient({ baseUrl: ctx.config.roomServer.url, issuer: ctx.config.publicUrl, keys: ctx.keys });
-    return [{ ...terminateHandler(roomServer), close: () => roomServer.close() }, terminateTimeoutHandler(ctx)];
-  },
+  jobs: [handles(terminateJob, terminateHandler), handles(terminateTimeoutJob, terminateTimeoutHandler)],
   schedules: (ctx) => [{ name: 'sessions.prune-telemetry', cron: '23 * * * *', run: (context, dueAt) => pruneTelemetry(ctx, context, dueAt) }],
-  fixtures: [{
-    provides: ['session_id'],
-    needs: ['room_name'],
-    async create(client, have) {
-      const project = `/accounts/projects/${client.projectId}`;
-      const session = await client.request<{ id: string }>('POST', `${project}/sessions`, { json: { room_name: have.room_name } });
-      // Some telemetry, so that the reads have items to return.
-      await client.request('POST', `${project}/sessions/${session.id}/participants`, { json: { events: [{ type: 'joined', participant_id: `p-${fixtureSuffix()}`, role: 'user' }] } });
-      return { session_id: session.id };
-    },
-  }],
 };

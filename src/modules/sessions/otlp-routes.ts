@@ -13,12 +13,13 @@ import { gunzip } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { apiError, badRequest, tooLarge, tooManyRequests, type ApiError } from '../../platform/http/errors.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import { FairSlots } from '../../platform/limits/fair-slots.ts';
 import {
   decodeProtobuf, encodeProtobufResponse, encodeStatus, EXPORT_RESPONSES, ExportLogsRequest, ExportMetricsRequest, ExportTraceRequest, REJECTED_FIELD,
   type Signal,
 } from './otlp.ts';
+import { accessOf } from '../../platform/http/auth.ts';
 import { ROOM_SERVER_TAG } from './schema.ts';
 import { ingestBySignal } from './telemetry.ts';
 
@@ -121,7 +122,7 @@ export async function otlpRoutes(app: Api, ctx: AppContext): Promise<void> {
           response: { 200: EXPORT_RESPONSES[signal] },
         },
       }, async (request, reply) => {
-        const result = await (ingestBySignal[signal] as (c: AppContext, p: string, r: unknown) => ReturnType<typeof ingestBySignal.traces>)(ctx, request.access!.projectId, request.body);
+        const result = await (ingestBySignal[signal] as (c: AppContext, p: string, r: unknown) => ReturnType<typeof ingestBySignal.traces>)(ctx, accessOf(request).projectId, request.body);
         const response = result.rejected > 0 ? { partialSuccess: { [REJECTED_FIELD[signal]]: String(result.rejected), errorMessage: result.message! } } : {};
         if (wantsProtobuf(request)) return reply.type(PROTOBUF).send(Buffer.from(encodeProtobufResponse(signal, response)));
         return response;

@@ -3,7 +3,7 @@
 // participants) and do (terminate). Room servers authenticate with a project API key holding the
 // `room_server` role (docs/room-servers.md).
 import { Type } from 'typebox';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { EmptyBody, ProjectParams, Uuid } from '../../platform/http/schemas.ts';

@@ -17,12 +17,11 @@ import { enqueue } from '../../platform/jobs/outbox.ts';
 import { getAgent } from '../agents/service.ts';
 import { roomUrl } from '../rooms/service.ts';
 import { roomEnded, roomStarted } from './events.ts';
+import { terminateJob, terminateTimeoutJob } from './jobs.ts';
 import { digestOf } from './otlp.ts';
 import * as store from './store.ts';
 import { listEvents, listMetrics, listSpans } from './telemetry.ts';
 
-export const TERMINATE_TOPIC = 'sessions.terminate';
-export const TERMINATE_TIMEOUT_TOPIC = 'sessions.terminate-timeout';
 
 export function sessionView(row: store.SessionRow) {
   return {
@@ -82,7 +81,7 @@ export async function startSession(ctx: AppContext, projectId: string, input: Se
   const inserted = store.sessionFromJson(row.session);
   if (inserted) return { session: sessionView(inserted), created: true };
   const existing = await store.findSession(ctx.db, projectId, id);
-  if (!existing || existing.roomName !== input.room_name) throw conflict('That session id is already in use in this project, by another room');
+  if (!existing || existing.roomName !== input.room_name) throw conflict('That session id is already in use in this project, by another room', 'already_exists');
   return { session: sessionView(existing), created: false };
 }
 
@@ -108,9 +107,6 @@ async function mustFind(db: Db, projectId: string, sessionId: string): Promise<s
   if (!session) throw notFound('Session');
   return session;
 }
-
-/** The type of the event a session's end emits, for consumers in other modules (billing prices its minutes). */
-export const ROOM_ENDED_EVENT = roomEnded.type;
 
 /** When ended sessions ran, and what they were (for pricing their minutes), in one query; running or unknown ones are left out. */
 export async function endedSessionSpans(db: Db, keys: readonly { projectId: string; sessionId: string }[]) {
@@ -143,7 +139,7 @@ async function participantCounts(db: Db, session: store.SessionRow) {
 export async function reportParticipants(ctx: AppContext, projectId: string, sessionId: string, reports: readonly ParticipantReport[]) {
   return ctx.db.transaction(async (tx) => {
     const session = await mustFind(tx, projectId, sessionId);
-    if (session.endedAt && reports.some((r) => r.type === 'joined')) throw conflict('The session has ended: nobody can join it');
+    if (session.endedAt && reports.some((r) => r.type === 'joined')) throw conflict('The session has ended: nobody can join it', 'session_ended');
     if (reports.some((r) => r.type === 'joined' && !r.role)) throw badRequest('A participant that joins needs a role');
     const applied = await store.applyParticipantChanges(tx, projectId, sessionId, reports.map((r) => ({ type: r.type, participantId: r.participant_id, role: r.role ?? '', name: r.name ?? null })));
     await store.insertEvents(tx, projectId, applied.map((change) => ({
@@ -174,8 +170,8 @@ export async function terminateSession(ctx: AppContext, projectId: string, sessi
     // Keyed by project too: another project may have a session of the same id.
     const key = `${projectId}:${sessionId}`;
     await enqueue(tx, [
-      { topic: TERMINATE_TOPIC, key, payload },
-      { topic: TERMINATE_TIMEOUT_TOPIC, key, payload, runAt: new Date(Date.now() + ctx.config.sessions.terminateTimeoutMs) },
+      terminateJob.of({ key, payload }),
+      terminateTimeoutJob.of({ key, payload, runAt: new Date(Date.now() + ctx.config.sessions.terminateTimeoutMs) }),
     ]);
   });
 }

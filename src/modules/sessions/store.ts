@@ -5,7 +5,7 @@ import { integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
-import { rowsOf } from '../../platform/jobs/outbox.ts';
+import { rowsOf, tableRows } from '../../platform/db/rows.ts';
 import type { EventCause, SingleCause } from '../../platform/events/emit.ts';
 
 // The id is the room server's, unique within the project.
@@ -31,6 +31,7 @@ export const roomSessionsTable = pgTable('room_sessions', {
 }, (t) => [primaryKey({ columns: [t.projectId, t.id] })]);
 
 export type SessionRow = typeof roomSessionsTable.$inferSelect;
+const sessionRows = tableRows(roomSessionsTable);
 export type EndedReason = 'reported' | 'terminated' | 'terminate_timeout';
 export type TerminationStatus = 'pending' | 'submitting' | 'submitted' | 'retrying' | 'failed';
 
@@ -94,32 +95,8 @@ function buildSessionStart(): SingleCause {
   };
 }
 
-/** A row of the `session` CTE as row_to_json gives it; undefined for none. */
-export function sessionFromJson(json: unknown): SessionRow | undefined {
-  if (json === null || json === undefined) return undefined;
-  const r = (typeof json === 'string' ? JSON.parse(json) : json) as Record<string, any>;
-  const date = (v: unknown) => (v === null || v === undefined ? null : new Date(v as string));
-  return {
-    id: r.id,
-    projectId: r.project_id,
-    roomId: r.room_id ?? null,
-    roomName: r.room_name,
-    kind: r.kind,
-    agentId: r.agent_id ?? null,
-    agentName: r.agent_name ?? null,
-    startedAt: new Date(r.started_at),
-    endedAt: date(r.ended_at),
-    endedReason: r.ended_reason ?? null,
-    participants: r.participants,
-    terminateRequestedAt: date(r.terminate_requested_at),
-    terminationStatus: r.termination_status ?? null,
-    terminationAttempts: r.termination_attempts,
-    terminationError: r.termination_error ?? null,
-    spanCount: r.span_count,
-    eventCount: r.event_count,
-    metricCount: r.metric_count,
-  };
-}
+/** The `session` column of a start's result: the inserted row, or undefined when the id existed. */
+export const sessionFromJson = (json: unknown): SessionRow | undefined => sessionRows.fromJson(json);
 
 const inProject = (projectId: string, id: string) => and(eq(roomSessionsTable.projectId, projectId), eq(roomSessionsTable.id, id));
 

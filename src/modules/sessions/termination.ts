@@ -2,17 +2,17 @@
 // session (retried on failure, its status on the session), and the timeout that ends the session if
 // the room server never reports the end.
 import type { AppContext } from '../../context.ts';
-import { ROOM_SERVER_PATHS, type RoomServerClient } from '../../platform/http/room-server.ts';
-import type { JobHandler } from '../../platform/jobs/worker.ts';
-import { endTerminatedSession, TERMINATE_TIMEOUT_TOPIC, TERMINATE_TOPIC } from './service.ts';
+import { ROOM_SERVER_PATHS, RoomServerClient } from '../../platform/http/room-server.ts';
+import type { RunnerOf } from '../../platform/jobs/types.ts';
+import type { terminateJob, terminateTimeoutJob } from './jobs.ts';
+import { endTerminatedSession } from './service.ts';
 import * as store from './store.ts';
 
-export function terminateHandler(roomServer: RoomServerClient): JobHandler {
+export function terminateHandler(ctx: AppContext): RunnerOf<typeof terminateJob> {
+  const roomServer = new RoomServerClient({ baseUrl: ctx.config.roomServer.url, issuer: ctx.config.publicUrl, keys: ctx.keys });
   return {
-    topic: TERMINATE_TOPIC,
-    async run(job, { signal, db }) {
-      const projectId = String(job.payload.project_id);
-      const sessionId = String(job.payload.session_id);
+    close: () => roomServer.close(),
+    async run({ payload: { project_id: projectId, session_id: sessionId } }, { signal, db }) {
       // Nothing to send once the session has ended (reported meanwhile, or timed out).
       const session = await store.startTerminationAttempt(db, projectId, sessionId);
       if (!session) return {};
@@ -34,11 +34,10 @@ export function terminateHandler(roomServer: RoomServerClient): JobHandler {
   };
 }
 
-export function terminateTimeoutHandler(ctx: AppContext): JobHandler {
+export function terminateTimeoutHandler(ctx: AppContext): RunnerOf<typeof terminateTimeoutJob> {
   return {
-    topic: TERMINATE_TIMEOUT_TOPIC,
-    async run(job, { db }) {
-      await endTerminatedSession(ctx, db, String(job.payload.project_id), String(job.payload.session_id));
+    async run({ payload }, { db }) {
+      await endTerminatedSession(ctx, db, payload.project_id, payload.session_id);
       return {};
     },
   };

@@ -1,7 +1,7 @@
 // First-run setup, used by the console's /console/setup page.
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import { Name } from '../../platform/http/schemas.ts';
 import { checkSetup, runSetup } from './service.ts';
 

@@ -1,5 +1,5 @@
 // Project storage: files in the blob store, and the events their changes emit.
-import { fixtureSuffix, type Module } from '../../platform/http/module.ts';
+import type { Module } from '../../module.ts';
 import { fileDeleted, fileUpdated } from './events.ts';
 import { storageRoutes } from './routes.ts';
 
@@ -7,12 +7,4 @@ export const storageModule: Module = {
   name: 'storage',
   routes: storageRoutes,
   events: [fileUpdated, fileDeleted],
-  fixtures: [{
-    provides: ['path'],
-    async create(client) {
-      const path = `fixtures/file-${fixtureSuffix()}.txt`;
-      await client.request('POST', `/projects/${client.projectId}/storage/upload?path=${encodeURIComponent(path)}`, { bytes: 'fixture' });
-      return { path };
-    },
-  }],
 };

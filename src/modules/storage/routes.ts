@@ -2,9 +2,10 @@
 // Uploads and deletes emit storage.file.updated / storage.file.deleted webhook events.
 import { Readable } from 'node:stream';
 import { Type } from 'typebox';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { ProjectParams } from '../../platform/http/schemas.ts';
+import { callerOf } from '../../platform/http/auth.ts';
 import { MAX_PATH_LENGTH } from './paths.ts';
 import * as service from './service.ts';
 
@@ -45,7 +46,7 @@ export function storageRoutes(app: Api, ctx: AppContext): void {
     if (Number(request.headers['content-length']) > ctx.config.maxUploadBytes) throw service.uploadTooLarge(ctx.config.maxUploadBytes);
     // No body at all (no parser ran) is an empty file.
     const body = (request.body as Readable | undefined) ?? Readable.from([]);
-    return service.uploadFile(ctx, request.params.project_id, request.query.path, body, service.participantIdOf(request.principal!));
+    return service.uploadFile(ctx, request.params.project_id, request.query.path, body, service.participantIdOf(callerOf(request)));
   });
 
   app.get('/projects/:project_id/storage/download', {
@@ -75,7 +76,7 @@ export function storageRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'Delete a file; 404 when missing', params: ProjectParams, querystring: PathQuery,
       response: { 200: Type.Object({ path: Type.String() }) },
     },
-  }, async (request) => service.deleteFile(ctx, request.params.project_id, request.query.path, service.participantIdOf(request.principal!)));
+  }, async (request) => service.deleteFile(ctx, request.params.project_id, request.query.path, service.participantIdOf(callerOf(request))));
 
   app.get('/projects/:project_id/storage', {
     config: { auth: { permission: 'member' } },

@@ -1,5 +1,5 @@
 // Operational endpoints: liveness, readiness, metrics, the OpenAPI document and public keys.
-import type { Module } from '../../platform/http/module.ts';
+import type { Module } from '../../module.ts';
 import { retireSupersededKeys } from '../../platform/crypto/signing-keys.ts';
 import { platformRetentionSchedule, RETENTION_MAX_BATCHES } from '../../platform/jobs/retention.ts';
 import { systemRoutes } from './routes.ts';

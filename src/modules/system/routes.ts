@@ -1,6 +1,6 @@
 // Operational endpoints: liveness, readiness, metrics, the OpenAPI document and public keys.
 import { Type } from 'typebox';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { registry } from '../../platform/http/metrics.ts';
 

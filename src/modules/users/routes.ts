@@ -3,8 +3,9 @@
 import { Type } from 'typebox';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { AppContext } from '../../context.ts';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import { EmptyBody, Ok, OK } from '../../platform/http/schemas.ts';
+import { callerOf } from '../../platform/http/auth.ts';
 import { createSecondFactors } from './factors.ts';
 import {
   Factors, NewRecoveryCodes, Passkey, PasskeyOptions, PasskeyParams, PasskeyRegistered, PasskeyRegistration, PasskeyRename,
@@ -24,13 +25,13 @@ export function userRoutes(app: Api, ctx: AppContext): void {
   app.get('/accounts/profiles/:user_id', {
     config: { auth: { permission: 'authenticated', credentials: ['api_key', 'user', 'oauth'], oauthScope: 'profile:read' } },
     schema: { tags: ['Profiles'], summary: 'Fetch a user profile (`me` for the caller)', params: Params, response: { 200: Profile } },
-  }, async (request) => profileOf(await readableProfile(ctx, request.principal!, request.params.user_id)));
+  }, async (request) => profileOf(await readableProfile(ctx, callerOf(request), request.params.user_id)));
 
   app.put('/accounts/profiles/:user_id', {
     config: { auth: { permission: 'authenticated', credentials: ['user'] } },
     schema: { tags: ['Profiles'], summary: 'Update your own profile', params: Params, body: ProfileUpdate, response: { 200: Ok } },
   }, async (request) => {
-    await updateOwnProfile(ctx, request.principal!, request.params.user_id, request.body);
+    await updateOwnProfile(ctx, callerOf(request), request.params.user_id, request.body);
     return OK;
   });
 

@@ -40,7 +40,7 @@ export interface NewUser {
 }
 
 export async function createUser(db: Db, input: NewUser): Promise<store.UserRow> {
-  if (await store.findUserByEmail(db, input.email)) throw conflict('An account with that email already exists');
+  if (await store.findUserByEmail(db, input.email)) throw conflict('An account with that email already exists', 'already_exists');
   return store.insertUser(db, {
     id: randomUUID(),
     email: input.email,

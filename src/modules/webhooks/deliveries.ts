@@ -6,7 +6,7 @@ import type { Db } from '../../platform/db/engine.ts';
 import { preparedPerDb } from '../../platform/db/statements.ts';
 import { eventsTable, type EventRow } from '../../platform/events/store.ts';
 import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
-import { rowsOf } from '../../platform/jobs/outbox.ts';
+import { rowsOf, tableRows } from '../../platform/db/rows.ts';
 import { webhooksTable, type WebhookRow } from './store.ts';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
@@ -40,6 +40,7 @@ export const webhookAttemptsTable = pgTable('webhook_attempts', {
 });
 export type DeliveryRow = typeof webhookDeliveriesTable.$inferSelect;
 export type AttemptRow = typeof webhookAttemptsTable.$inferSelect;
+const attemptRows = tableRows(webhookAttemptsTable);
 
 export interface SendableDelivery {
   delivery: DeliveryRow;
@@ -163,26 +164,14 @@ export async function attemptsOf(db: Db, projectId: string, deliveryIds: string[
   if (deliveryIds.length === 0) return out;
   // Joined to deliveries of the project so that ids from elsewhere return nothing.
   const result = await db.execute(sql`
-    select a.id, a.delivery_id, a.attempt, a.trigger, a.started_at, a.latency_ms, a.succeeded, a.http_status, a.response_excerpt, a.error
+    select a.*
     from webhook_deliveries d
     cross join lateral (
       select * from webhook_attempts a where a.delivery_id = d.id order by a.id desc limit ${perDelivery}
     ) a
     where d.project_id = ${projectId}::uuid and d.id in (select value::uuid from jsonb_array_elements_text(${JSON.stringify(deliveryIds)}::jsonb))
     order by a.id`);
-  for (const r of rowsOf<Record<string, unknown>>(result)) {
-    const row: AttemptRow = {
-      id: Number(r.id),
-      deliveryId: String(r.delivery_id),
-      attempt: Number(r.attempt),
-      trigger: String(r.trigger),
-      startedAt: new Date(r.started_at as string | Date),
-      latencyMs: Number(r.latency_ms),
-      succeeded: Boolean(r.succeeded),
-      httpStatus: r.http_status === null ? null : Number(r.http_status),
-      responseExcerpt: (r.response_excerpt as string | null) ?? null,
-      error: (r.error as string | null) ?? null,
-    };
+  for (const row of attemptRows.of(result)) {
     const list = out.get(row.deliveryId) ?? [];
     list.push(row);
     out.set(row.deliveryId, list);

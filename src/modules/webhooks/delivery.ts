@@ -14,13 +14,13 @@ import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../../context.ts';
 import type { EventRow } from '../../platform/events/store.ts';
 import { OutboundClient, retryAfterMs, type OutboundResponse } from '../../platform/http/outbound.ts';
-import type { ClaimedJob } from '../../platform/jobs/outbox.ts';
-import { recordTogether, systemClock, type Clock, type JobContext, type JobHandler, type JobResult, type RecordWriter } from '../../platform/jobs/worker.ts';
+import type { JobOf, RunnerOf } from '../../platform/jobs/types.ts';
+import { recordTogether, systemClock, type Clock, type JobContext, type JobResult, type RecordWriter } from '../../platform/jobs/worker.ts';
 import { FULL_SCOPE, issueParticipantToken } from '../participant-tokens/service.ts';
 import { roomUrl } from '../rooms/service.ts';
 import { pythonJson, signatureHeader } from './body.ts';
-import { DELIVER_TOPIC } from './fanout.ts';
 import * as deliveries from './deliveries.ts';
+import type { deliverJob } from './jobs.ts';
 import * as store from './store.ts';
 
 export const USER_AGENT = 'Atrium-Webhooks/1';
@@ -36,7 +36,9 @@ export interface DeliveryHandlerOptions {
   random?: () => number;
 }
 
-export interface DeliveryHandler extends JobHandler {
+type DeliverJob = JobOf<typeof deliverJob>;
+
+export interface DeliveryHandler extends RunnerOf<typeof deliverJob> {
   close(): void;
 }
 
@@ -80,14 +82,14 @@ export function webhookDeliveryHandler(ctx: AppContext, options: DeliveryHandler
   // Rows loaded for a claimed batch, by job id; `undefined` means "loaded: nothing there".
   const prefetched = new Map<string, deliveries.SendableDelivery | undefined>();
 
-  async function prefetch(jobs: readonly ClaimedJob[], { db }: JobContext): Promise<void> {
-    const rows = await deliveries.loadManyForSend(db, jobs.map((j) => ({ projectId: String(j.payload.project_id), deliveryId: j.key! })));
-    for (const job of jobs) prefetched.set(job.id, rows.get(job.key!));
+  async function prefetch(jobs: readonly DeliverJob[], { db }: JobContext): Promise<void> {
+    const rows = await deliveries.loadManyForSend(db, jobs.map((j) => ({ projectId: j.payload.project_id, deliveryId: j.key })));
+    for (const job of jobs) prefetched.set(job.id, rows.get(job.key));
   }
 
-  async function run(job: ClaimedJob, { signal, db }: JobContext): Promise<JobResult> {
-    const projectId = String(job.payload.project_id);
-    const deliveryId = job.key!;
+  async function run(job: DeliverJob, { signal, db }: JobContext): Promise<JobResult> {
+    const projectId = job.payload.project_id;
+    const deliveryId = job.key;
     const loaded = prefetched.has(job.id) ? prefetched.get(job.id) : await deliveries.loadForSend(db, projectId, deliveryId);
     prefetched.delete(job.id);
     // Deleted with its webhook, or already settled by an earlier run of a duplicate job.
@@ -184,7 +186,7 @@ export function webhookDeliveryHandler(ctx: AppContext, options: DeliveryHandler
     };
   }
 
-  return { topic: DELIVER_TOPIC, run, prefetch, close: () => client.close() };
+  return { run, prefetch, close: () => client.close() };
 }
 
 /** The scheduled delay with ±20 % jitter, but never earlier than Retry-After (capped at a day). */

@@ -1,13 +1,14 @@
 // Webhooks as a consumer of domain events: when an event is emitted, one pending delivery per
 // enabled webhook of the project subscribed to its type (by name or `*`; `call` webhooks only for
-// events that name a room) and one outbox job per delivery are written in the emitting statement.
+// events that name a room) and one delivery job per delivery are written in the emitting statement.
 import { sql } from 'drizzle-orm';
-import type { EventConsumer } from '../../platform/events/catalogue.ts';
+import { ALL_EVENTS, defineConsumer } from '../../platform/events/catalogue.ts';
+import { deliverJob } from './jobs.ts';
 
-export const DELIVER_TOPIC = 'webhooks.deliver';
-
-export const webhookFanout: EventConsumer = {
+export const webhookConsumer = defineConsumer({
   name: 'webhooks',
+  takes: ALL_EVENTS,
+  queues: deliverJob,
   fanout: (event) => ({
     before: sql`webhooks_targets as (
       select id from webhooks
@@ -22,6 +23,6 @@ export const webhookFanout: EventConsumer = {
       from event, webhooks_targets t
       returning id, project_id
     )`,
-    jobs: sql`select ${DELIVER_TOPIC}::text as topic, id::text as key, jsonb_build_object('project_id', project_id) as payload from webhooks_deliveries`,
+    jobs: { from: sql`webhooks_deliveries`, key: sql`id`, payload: { project_id: sql`project_id` } },
   }),
-};
+});

@@ -1,7 +1,7 @@
 // Webhook management: create, list, update, delete, rotate the signing secret, delivery history and
 // redelivery. Developers and admins of the project may use them.
 import { Type } from 'typebox';
-import type { Api } from '../../platform/http/module.ts';
+import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';

@@ -4,13 +4,13 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import { randomSecret } from '../../platform/crypto/secrets.ts';
-import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
+import { apiError, badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import { checkTargetUrl } from '../../platform/http/outbound.ts';
 import { eventsTable } from '../../platform/events/store.ts';
 import { enqueue } from '../../platform/jobs/outbox.ts';
 import { ALL_EVENTS } from '../../platform/events/catalogue.ts';
-import { DELIVER_TOPIC } from './fanout.ts';
+import { deliverJob } from './jobs.ts';
 import { MAX_PAYLOAD_TEXT, MIN_SECRET_LENGTH } from './schema.ts';
 import * as deliveries from './deliveries.ts';
 import * as store from './store.ts';
@@ -116,7 +116,7 @@ export async function createWebhook(ctx: AppContext, projectId: string, input: W
   const secret = secretChange(input.secret);
   const row = await ctx.db.transaction(async (tx) => {
     if ((await store.countWebhooks(tx, projectId)) >= MAX_WEBHOOKS_PER_PROJECT) {
-      throw conflict(`A project has at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks`);
+      throw conflict(`A project has at most ${MAX_WEBHOOKS_PER_PROJECT} webhooks`, 'limit_reached');
     }
     return store.insertWebhook(tx, {
       id: randomUUID(),
@@ -219,12 +219,12 @@ export async function listDeliveries(ctx: AppContext, projectId: string, webhook
 export async function redeliver(ctx: AppContext, projectId: string, webhookId: string, deliveryId: string) {
   const webhook = await store.findWebhook(ctx.db, projectId, webhookId);
   if (!webhook) throw notFound('Webhook');
-  if (!webhook.enabled) throw conflict('The webhook is disabled; re-enable it first (PUT with "enabled": true)');
+  if (!webhook.enabled) throw apiError('webhook_disabled');
   await ctx.db.transaction(async (tx) => {
     const delivery = await deliveries.findDelivery(tx, projectId, webhookId, deliveryId);
     if (!delivery) throw notFound('Delivery');
     const now = new Date();
-    const queued = await enqueue(tx, { topic: DELIVER_TOPIC, key: deliveryId, payload: { project_id: projectId } }, { onConflict: 'reschedule' });
+    const queued = await enqueue(tx, deliverJob.of({ key: deliveryId, payload: { project_id: projectId } }), { onConflict: 'reschedule' });
     if (queued === 0) throw conflict('An attempt of this delivery is in progress; try again when it has finished', 'in_progress');
     await deliveries.requestRedelivery(tx, projectId, deliveryId, now);
   });
@@ -243,7 +243,7 @@ export const TEST_EVENT_TYPE = 'webhook.test';
 export async function sendTestEvent(ctx: AppContext, projectId: string, webhookId: string) {
   const webhook = await store.findWebhook(ctx.db, projectId, webhookId);
   if (!webhook) throw notFound('Webhook');
-  if (!webhook.enabled) throw conflict('The webhook is disabled; re-enable it first (PUT with "enabled": true)');
+  if (!webhook.enabled) throw apiError('webhook_disabled');
   if (webhook.action === 'call') throw badRequest('A "call" webhook hands off room events to a room; it takes no test event', 'invalid_action');
   const deliveryId = randomUUID();
   await ctx.db.transaction(async (tx) => {
@@ -251,7 +251,7 @@ export async function sendTestEvent(ctx: AppContext, projectId: string, webhookI
     const now = new Date();
     await tx.insert(eventsTable).values({ id: eventId, projectId, type: TEST_EVENT_TYPE, data: { webhook_id: webhookId, message: 'A test event sent on request' }, createdAt: now });
     await tx.insert(deliveries.webhookDeliveriesTable).values({ id: deliveryId, projectId, webhookId, eventId, nextAttemptAt: now, createdAt: now });
-    await enqueue(tx, { topic: DELIVER_TOPIC, key: deliveryId, payload: { project_id: projectId } });
+    await enqueue(tx, deliverJob.of({ key: deliveryId, payload: { project_id: projectId } }));
   });
   const delivery = (await deliveries.findDelivery(ctx.db, projectId, webhookId, deliveryId))!;
   return deliveryView(delivery, []);

@@ -1,6 +1,6 @@
 // String formats of the bearer credentials Atrium issues.
 //
-// API keys use the envelope the official SDK parses (sdk-wire.md §5.2):
+// API keys use the envelope the official SDK (@meshagent/meshagent 0.39.9) parses:
 //   ma-<b64(key uuid)>-<b64(project uuid)>-<secret>
 // where b64 is URL-safe base64 of the 16 UUID bytes, unpadded, with '-' replaced by '.', so the
 // first two '-' after the prefix always split the fields. The secret may itself contain '-'.

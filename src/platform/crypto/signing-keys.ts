@@ -14,7 +14,7 @@ import { jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { derToJose } from 'ecdsa-sig-formatter';
 import { timestamptz } from '../db/columns.ts';
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
-import { ConfigError } from '../../config.ts';
+import { ConfigError } from '../config-error.ts';
 import type { Db } from '../db/engine.ts';
 import type { SecretBox } from './secrets.ts';
 

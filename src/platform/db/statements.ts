@@ -1,6 +1,6 @@
 // Statements whose text is built once. Drizzle walks a statement's SQL fragments on every run to
 // produce its text; for the statements of hot paths (an event with every consumer's fan-out, an
-// insert of many columns) that walk costs more CPU than the query itself (docs/performance-journal.md,
+// insert of many columns) that walk costs more CPU than the query itself (docs/contributing/performance-journal.md,
 // "Where each write path's CPU goes"). Built once, with `sql.placeholder(name)` wherever a value
 // varies, they run with only the values bound.
 import type { QueryOptions } from '@electric-sql/pglite';
@@ -19,6 +19,11 @@ export class CompiledSql {
 
   constructor(statement: SQL) {
     this.#query = dialect.sqlToQuery(statement);
+  }
+
+  /** Its text, with `$n` where values go. */
+  get text(): string {
+    return this.#query.sql;
   }
 
   /** Runs it as `db.execute` would (same result shape), binding `values` to the placeholders. */
@@ -52,7 +57,7 @@ interface DriverStatement {
  * handle and run on the driver directly, for statements run on the handle itself (not inside a
  * transaction, whose handle is new each time). Drizzle's own `execute` wraps each run in tracing
  * spans, a cache layer and a general row mapper that checks every column's kind on every row (8 %
- * of the server's CPU for the authenticated room read, docs/performance-journal.md "The read path"); here
+ * of the server's CPU for the authenticated room read, docs/contributing/performance-journal.md "The read path"); here
  * each column's decoder and place in the row are found once, and a run is one driver call and a
  * loop. Rows are what Drizzle's `execute` returns (test/integration/prepared-per-db.test.ts
  * compares them on both engines).

@@ -1,9 +1,12 @@
 // The event catalogue: each module declares the events it emits (type, meaning, payload schema),
 // and the union over all modules is what webhooks can subscribe to and docs/webhooks.md lists.
-// Consumers (webhook deliveries today; feeds and loggers next) plug in as SQL fan-outs that run in
-// the statement writing the event, so an event and everything it causes commit together.
+// Consumers (webhook deliveries, LLM loggers, billing) are declared in their modules' descriptors:
+// the events each takes, the job type it queues and its SQL fan-out, which runs in the statement
+// writing the event, so an event and everything it causes commit together. docs/events.md is the
+// map (event → consumers → jobs → handler), generated from these declarations.
 import type { SQL } from 'drizzle-orm';
 import type { Static, TObject } from 'typebox';
+import type { JobRows, JobType } from '../jobs/types.ts';
 
 export interface EventDefinition<T = Record<string, unknown>> {
   /** Dotted name, e.g. `room.started`. */
@@ -39,33 +42,45 @@ export interface PendingEvent {
  *        event as (insert into events select … from <the cause's event rows> where <wants of any consumer>
  *                  returning id, project_id, type, data, created_at),
  *        <after of each consumer>
- *   <jobs of each consumer, union all> → outbox
+ *   <the jobs of each consumer, union all> → outbox
  *
  * so an event nobody wants is not stored at all. WITH items must be named `<consumer name>_…` so
  * that consumers never clash.
  */
-export interface EventFanout {
+export interface EventFanout<P = Record<string, unknown>, Keyed extends boolean = boolean> {
   /** WITH items evaluated before the event row (e.g. who subscribes). */
   before?: SQL;
-  /** Whether this consumer wants the event (a boolean over `before`). */
-  wants: SQL;
+  /** Whether this consumer wants the event (a boolean over `before`); always, when absent. */
+  wants?: SQL;
   /** WITH items that read the `event` item and write the consumer's own rows. */
   after?: SQL;
-  /** A select of outbox jobs `(topic text, key text, payload jsonb)` over `after`. */
-  jobs?: SQL;
+  /** The jobs it queues, of its job type: one per row of `from` (over `event` and its WITH items); due now unless `runAt` or `gatherMs` say otherwise. */
+  jobs: JobRows<P, Keyed>;
+}
+
+export interface EventConsumer<P = any, Keyed extends boolean = boolean> {
+  /** Prefix of its WITH items; unique. */
+  readonly name: string;
+  /** The events it takes (their definitions), or every event (`ALL_EVENTS`). */
+  readonly takes: readonly EventDefinition<any>[] | typeof ALL_EVENTS;
+  /** The job type it queues. */
+  readonly queues: JobType<P, Keyed>;
   /**
    * Its jobs fall due this long after the event, and wake no worker when written: a worker finds
    * them at its next look (its poll, or another wake-up) and runs the jobs gathered by then in one
    * settlement (`recordTogether`). For per-event work that is cheaper in bulk than one by one.
    */
-  gatherMs?: number;
+  readonly gatherMs?: number | undefined;
+  /** Its part of the emitting statement, for one event type (called once per type and cause). */
+  fanout(event: PendingEvent): EventFanout<P, Keyed>;
 }
 
-export interface EventConsumer {
-  /** Prefix of its WITH items; unique. */
-  readonly name: string;
-  fanout(event: PendingEvent): EventFanout;
-}
+/** Declares a consumer; its fan-out's job fields are checked against its job type's payload. */
+export const defineConsumer = <P, Keyed extends boolean>(consumer: EventConsumer<P, Keyed>): EventConsumer<P, Keyed> => consumer;
+
+/** Whether a consumer takes events of this type. */
+export const takes = (consumer: EventConsumer, definition: EventDefinition<any>): boolean =>
+  consumer.takes === ALL_EVENTS || consumer.takes.some((d) => d.type === definition.type);
 
 /** Subscribing to `*` means every type, including ones added later. */
 export const ALL_EVENTS = '*';

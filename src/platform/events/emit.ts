@@ -4,8 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../db/engine.ts';
 import { CompiledSql } from '../db/statements.ts';
-import { enqueueWithSql, rowsOf } from '../jobs/outbox.ts';
-import type { EventConsumer, EventDefinition, PendingEvent } from './catalogue.ts';
+import { enqueueWithSql } from '../jobs/outbox.ts';
+import { rowsOf } from '../db/rows.ts';
+import { takes, type EventConsumer, type EventDefinition, type PendingEvent } from './catalogue.ts';
 
 /**
  * The change that causes an event, written by the same statement as the event (one round trip and
@@ -57,6 +58,16 @@ export class Events {
     if (this.#consumers.some((c) => c.name === consumer.name)) throw new Error(`Event consumer ${consumer.name} is added twice`);
     this.#consumers.push(consumer);
     this.#statements.clear();
+  }
+
+  /** Every consumer, in the order they were added. */
+  get consumers(): readonly EventConsumer[] {
+    return [...this.#consumers];
+  }
+
+  /** The text of the statement that emits an event of this type with every consumer's fan-out (no cause). */
+  statementText(definition: EventDefinition<unknown>): string {
+    return this.#statement(definition, '', undefined, () => ({ events: oneEvent(sql`true`) })).text;
   }
 
   /** Every event type, in declaration order. */
@@ -128,14 +139,16 @@ export class Events {
 
   #build(definition: EventDefinition, source: { ctes?: SQL; events: SQL; result?: SQL }): SQL {
     const pending: PendingEvent = { projectId: projectIdParam, definition };
-    const fanouts = this.#consumers.map((c) => c.fanout(pending));
-    const before = [source.ctes, ...fanouts.map((f) => f.before)].filter((s): s is SQL => s !== undefined);
-    const after = fanouts.map((f) => f.after).filter((s): s is SQL => s !== undefined);
+    const consumers = this.#consumers.filter((c) => takes(c, definition));
+    const fanouts = consumers.map((c) => ({ consumer: c, fanout: c.fanout(pending) }));
+    const before = [source.ctes, ...fanouts.map((f) => f.fanout.before)].filter((s): s is SQL => s !== undefined);
+    const after = fanouts.map((f) => f.fanout.after).filter((s): s is SQL => s !== undefined);
     // Every consumer's jobs with their due time: now, or `gatherMs` from now.
-    const jobs = fanouts.flatMap((f) => (f.jobs === undefined ? [] : [
-      sql`select topic, key, payload, ${f.gatherMs ? sql`now() + ${`${f.gatherMs} milliseconds`}::interval` : sql`null::timestamptz`} as run_at from (${f.jobs}) as j`,
-    ]));
-    const wants = fanouts.length > 0 ? sql.join(fanouts.map((f) => sql`(${f.wants})`), sql` or `) : sql`false`;
+    const jobs = fanouts.map(({ consumer, fanout }) => consumer.queues.select({
+      ...fanout.jobs,
+      runAt: fanout.jobs.runAt ?? (consumer.gatherMs ? sql`now() + ${`${consumer.gatherMs} milliseconds`}::interval` : sql`null::timestamptz`),
+    }));
+    const wants = fanouts.length > 0 ? sql.join(fanouts.map((f) => sql`(${f.fanout.wants ?? sql`true`})`), sql` or `) : sql`false`;
     const ctes = sql.join([
       ...before,
       sql`event as (
@@ -146,9 +159,9 @@ export class Events {
       )`,
       ...after,
     ], sql`,\n`);
-    const jobSelect = jobs.length > 0
+    const allJobs = jobs.length > 0
       ? sql.join(jobs.map((j) => sql`(${j})`), sql` union all `)
       : sql`select null::text as topic, null::text as key, null::jsonb as payload, null::timestamptz as run_at where false`;
-    return enqueueWithSql(ctes, jobSelect, sql`(select count(*) from event)::int as stored${source.result ? sql`, ${source.result}` : sql``}`, { runAt: true });
+    return enqueueWithSql(ctes, allJobs, sql`(select count(*) from event)::int as stored${source.result ? sql`, ${source.result}` : sql``}`, { runAt: true });
   }
 }

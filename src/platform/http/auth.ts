@@ -135,6 +135,29 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * The caller of a route that declares a credential (any permission but `public`): the auth hook has
+ * verified it before the handler runs. A route declared `public` has none, and asking for it there is
+ * a mistake in the route, reported as such on its first request (every route is walked by the tests).
+ */
+export function callerOf(request: FastifyRequest): Principal {
+  const { principal } = request;
+  if (principal === undefined) throw new Error(`${request.method} ${request.routeOptions.url} asks for its caller, but declares no credential (permission ${declaredPermission(request)})`);
+  return principal;
+}
+
+/**
+ * The caller's access in the route's project, for a route that declares a project role: the auth
+ * hook has checked the role in that project before the handler runs.
+ */
+export function accessOf(request: FastifyRequest): ProjectAccess {
+  const { access } = request;
+  if (access === undefined) throw new Error(`${request.method} ${request.routeOptions.url} asks for its project access, but declares no project role (permission ${declaredPermission(request)})`);
+  return access;
+}
+
+const declaredPermission = (request: FastifyRequest) => (request.routeOptions.config as { auth?: AuthRequirement } | undefined)?.auth?.permission ?? 'none';
+
 interface CachedPrincipal { principal: Principal }
 interface CachedRoles { access: MemberAccess | undefined }
 
@@ -291,7 +314,7 @@ export function installAuth(app: FastifyInstance, auth: Auth): void {
     const lookup = async (request: FastifyRequest) => {
       const projectId = await resolve(request);
       if (projectId === undefined) throw notFound(what);
-      const access = await auth.projectAccess(request.principal!, projectId).catch((error: unknown) => {
+      const access = await auth.projectAccess(callerOf(request), projectId).catch((error: unknown) => {
         throw error instanceof ApiError && error.code === 'not_found' ? notFound(what) : error;
       });
       request.access = checkRole(access, permission);

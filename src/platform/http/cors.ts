@@ -19,8 +19,9 @@ export interface BrowserOrigins {
 
 /** How long a browser may cache a preflight answer (Chromium caps it at 2 h). */
 export const PREFLIGHT_MAX_AGE_SECONDS = 7200;
-const ALLOWED_HEADERS = 'authorization, content-type';
-const EXPOSED_HEADERS = 'www-authenticate, retry-after';
+// A browser app may name its requests, and read their ids (docs/errors.md).
+const ALLOWED_HEADERS = 'authorization, content-type, x-request-id';
+const EXPOSED_HEADERS = 'www-authenticate, retry-after, x-request-id';
 
 interface BrowserRoute { method: string; pattern: RegExp }
 

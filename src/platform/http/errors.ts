@@ -1,7 +1,7 @@
 // The error catalogue: every error the API can answer with has a code here, with its HTTP status
 // and message template, and docs/errors.md is generated from this table. Routes throw by code;
 // one handler renders every failure — ours, the framework's, the database's — as
-// `{"error": {"code", "message"}}`, unless the route declares a renderer of its own (protocol
+// `{"error": {"code", "message", "request_id"}}`, unless the route declares a renderer of its own (protocol
 // endpoints with a native error shape). Bad input is always a 4xx; only our own bugs are 5xx.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -31,7 +31,14 @@ export const ERROR_CATALOGUE = {
   reauthentication_required: { status: 403, message: '{detail}', meaning: 'Adding, removing or renewing a second factor needs a sign-in of the last 10 minutes through the sign-in pages (the console asks for one); personal access tokens and API keys cannot do it.' },
   second_factor_required: { status: 403, message: '{detail}', meaning: 'The caller holds the admin role of the project but has no second factor, and the project (or the deployment, `ATRIUM_ADMINS_NEED_SECOND_FACTOR`) requires one of its admins. Until they add one, their admin role does not count. API keys are not members and are not affected.' },
   not_found: { status: 404, message: '{what} not found', meaning: 'No such resource or route — also for a resource of another project, so that ids never reveal what exists elsewhere.' },
-  conflict: { status: 409, message: '{detail}', meaning: 'The request clashes with the current state: a name already taken, the last admin removed, a resource changed concurrently.' },
+  conflict: { status: 409, message: '{detail}', meaning: 'The request clashes with the current state in a way no more specific code names (a storage path where a folder is, or a folder where a file is).' },
+  already_exists: { status: 409, message: '{detail}', meaning: 'The name (or id, email, address, domain) is taken by another resource of its kind; choose another, or address the existing one.' },
+  concurrent_change: { status: 409, message: '{detail}', meaning: 'The resource, or one the request refers to, changed or was deleted while the request was being handled; retrying may succeed.' },
+  last_admin: { status: 409, message: 'A project must keep at least one admin', meaning: 'The change would leave the project without an admin: make another member an admin first.' },
+  limit_reached: { status: 409, message: '{detail}', meaning: 'The project already has as many of this kind of resource as it may (the message says how many); delete one first.' },
+  feed_paused: { status: 409, message: '{detail}', meaning: 'The feed is paused: it takes no messages and its subscriptions cannot change until it is resumed.' },
+  webhook_disabled: { status: 409, message: 'The webhook is disabled; re-enable it first (PUT with "enabled": true)', meaning: 'A delivery of a disabled webhook was asked to be sent; re-enable the webhook first.' },
+  session_ended: { status: 409, message: '{detail}', meaning: 'The session has ended: nobody can join it.' },
   in_progress: { status: 409, message: '{detail}', meaning: 'Another operation on the same resource is running; try again when it has finished.' },
   payload_too_large: { status: 413, message: '{detail}', meaning: 'A body beyond the route\'s limit (1 MiB for JSON; ATRIUM_MAX_UPLOAD_BYTES for uploads).' },
   uri_too_long: { status: 414, message: 'A path parameter is longer than {max} characters', meaning: 'A path segment beyond the router\'s limit.' },
@@ -93,7 +100,11 @@ export function tooManyRequests(retryAfterSeconds: number): ApiError {
 }
 
 export const ErrorBody = Type.Object({
-  error: Type.Object({ code: Type.String(), message: Type.String() }),
+  error: Type.Object({
+    code: Type.String(),
+    message: Type.String(),
+    request_id: Type.String({ description: 'The request\'s id, as in its `X-Request-Id` header and the server\'s log lines' }),
+  }),
 }, { $id: 'ErrorBody', description: 'Every non-2xx response has this body; codes are listed in docs/errors.md' });
 
 /**
@@ -186,9 +197,9 @@ export function toApiError(error: unknown): ApiError | undefined {
   if (fastifyError.code === 'ECONNRESET' || fastifyError.code === 'ERR_STREAM_PREMATURE_CLOSE') return badRequest('The request was aborted before its body was complete');
   const sqlState = sqlStateOf(error);
   // Uniqueness races that a service's own pre-check could not see.
-  if (sqlState === '23505') return conflict('A resource with that name already exists');
+  if (sqlState === '23505') return conflict('A resource with that name already exists', 'already_exists');
   // A referenced row vanished between the service's check and the write (a concurrent delete).
-  if (sqlState === '23503') return conflict('A resource this request refers to no longer exists');
+  if (sqlState === '23503') return conflict('A resource this request refers to no longer exists; retry', 'concurrent_change');
   // Data exceptions: values that pass the schema but that PostgreSQL cannot store.
   if (sqlState?.startsWith('22')) return badRequest(`A value cannot be stored: ${sqlMessageOf(error)}`);
   // Other client errors of plugins (cookies, forms…): their message, under the code of their status.
@@ -206,7 +217,7 @@ export function toApiError(error: unknown): ApiError | undefined {
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   if (error.headers) reply.headers(error.headers);
   return reply.status(error.status).type('application/json; charset=utf-8').serializer(JSON.stringify)
-    .send({ error: { code: error.code, message: error.message } });
+    .send({ error: { code: error.code, message: error.message, request_id: reply.request.id } });
 }
 
 function render(error: ApiError, request: FastifyRequest, reply: FastifyReply): FastifyReply {

@@ -2,7 +2,7 @@
 // rather than through `dispatcher.request`. That API's per-request handler is an AsyncResource,
 // and a request waiting on its answer then kept its objects alive through two scavenges into V8's
 // old generation: 2.7–6.3 KB a request in small test programs at a model's pace, and the major
-// collections that followed added to the LLM proxy's p99 (docs/performance-journal.md, "The
+// collections that followed added to the LLM proxy's p99 (docs/contributing/performance-journal.md, "The
 // proxy's calls kept out of the old generation"). The requests Atrium sends itself go this way: the
 // LLM proxy's calls to providers, webhook deliveries and calls to the room server (the SDKs it
 // uses, Stripe's and S3's, send their own).

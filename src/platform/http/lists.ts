@@ -1,4 +1,5 @@
-// List mechanics, once for every resource family. SPEC "Limits" 2 names three paging styles:
+// List mechanics, once for every resource family. The API pages lists in three styles (the ones the
+// official SDKs send):
 //   limit/offset                 (rooms, scheduled tasks, runs, agent sessions)    → {"<plural>": [...], "total"}
 //   count/offset/filter          (routes, feeds, members, OAuth clients…)          → {"<plural>": [...], "total"}
 //   page_size/continuation_token (resource policies)                               → {"<plural>": [...], "continuation_token"}

@@ -10,7 +10,7 @@
 // `HttpExchange` (./exchange.ts) through a dispatcher: here an Agent, for the LLM proxy a Pool per provider. undici never follows
 // redirects unless told to, and its connector passes a custom `lookup` to the socket, which is where
 // the connect-time check lives. It also costs about a third less CPU per POST than node:http's agent
-// (docs/performance-journal.md).
+// (docs/contributing/performance-journal.md).
 import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOneOptions } from 'node:dns';
 import { BlockList, isIP, isIPv4 } from 'node:net';
 import { Agent } from 'undici';

@@ -1,6 +1,6 @@
 // Project roles, what each one implies, and the legacy permission flags that map onto them.
 
-/** The three roles of each resource family that SPEC names `<family>_creator | _inventory | _manager`. */
+/** The three roles of each resource family, `<family>_creator | _inventory | _manager`. */
 const family = <F extends string>(name: F, plural: string) => ({
   [`${name}_creator`]: { description: `Creates ${plural}.`, implies: [] },
   [`${name}_inventory`]: { description: `Lists and reads ${plural}.`, implies: [] },

@@ -10,6 +10,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { bigint, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../db/columns.ts';
 import type { Db } from '../db/engine.ts';
+import { rowsOf } from '../db/rows.ts';
 
 export const JOBS_CHANNEL = 'atrium_jobs';
 
@@ -200,10 +201,4 @@ export async function settleJobs(tx: Db, settlements: readonly JobSettlement[]):
 /** Reclaims the space of finished jobs (rows and index entries); for engines without autovacuum. */
 export async function vacuumJobs(db: Db): Promise<void> {
   await db.execute(sql`vacuum jobs`);
-}
-
-/** Raw `execute` results differ by driver: postgres-js gives an array, PGlite `{ rows }`. */
-export function rowsOf<T>(result: unknown): T[] {
-  if (Array.isArray(result)) return result as T[];
-  return ((result as { rows?: T[] }).rows ?? []) as T[];
 }

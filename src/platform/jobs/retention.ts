@@ -9,7 +9,7 @@ import { Counter } from 'prom-client';
 import type { Db } from '../db/engine.ts';
 import { registry } from '../http/metrics.ts';
 import { RateCounters } from '../limits/counters.ts';
-import { rowsOf } from './outbox.ts';
+import { rowsOf } from '../db/rows.ts';
 import type { Schedule } from './scheduler.ts';
 
 export const prunedRows = new Counter({

@@ -29,7 +29,8 @@ import { Cron } from 'croner';
 import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Database, Db } from '../db/engine.ts';
-import { clockSql, enqueue, rowsOf } from './outbox.ts';
+import { clockSql, enqueue } from './outbox.ts';
+import { rowsOf } from '../db/rows.ts';
 import type { Clock, JobContext, JobHandler } from './worker.ts';
 
 export interface Schedule {

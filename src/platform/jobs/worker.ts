@@ -258,7 +258,7 @@ export class JobWorker {
    * Claims a batch and starts it; how many were claimed. The batch is not held here: a suspended
    * async function keeps its locals alive, so `#run` sleeping with the batch in hand kept every
    * job (and its payload) until the next claim, long enough for V8 to move them all into the old
-   * generation (docs/performance-journal.md, "Jobs no longer held while the worker sleeps").
+   * generation (docs/contributing/performance-journal.md, "Jobs no longer held while the worker sleeps").
    */
   async #claimAndDispatch(limit: number): Promise<number> {
     const jobs = await this.#claim(limit);

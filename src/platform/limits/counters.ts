@@ -11,7 +11,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../db/engine.ts';
 import { GroupCommit } from '../db/group-commit.ts';
 import { CompiledSql } from '../db/statements.ts';
-import { rowsOf } from '../jobs/outbox.ts';
+import { rowsOf } from '../db/rows.ts';
 
 export interface Window {
   count: number;

@@ -7,7 +7,6 @@ import { timestamptz } from '../db/columns.ts';
 import { createRequire } from 'node:module';
 import type nodemailer from 'nodemailer';
 import type SMTPTransport from 'nodemailer/lib/smtp-transport';
-import type { MailConfig } from '../../config.ts';
 import type { Db } from '../db/engine.ts';
 
 export interface Mail {
@@ -15,6 +14,14 @@ export interface Mail {
   subject: string;
   text: string;
   html?: string | undefined;
+}
+
+/** How mail leaves (the service's mail settings). */
+export interface MailConfig {
+  /** 'smtp' sends through `smtpUrl`; 'outbox' keeps mail in the database for /dev/mail; 'none' cannot send. */
+  transport: 'smtp' | 'outbox' | 'none';
+  smtpUrl?: string | undefined;
+  from: string;
 }
 
 export interface Mailer {

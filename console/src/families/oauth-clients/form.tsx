@@ -1,5 +1,5 @@
 // The fields of an OAuth client, shared by create and edit, and the live preview of the consent
-// page it brands (the colours and layout of the sign-in pages, src/oauth/assets.ts).
+// page it brands (the colours and layout of the sign-in pages, src/modules/oauth/assets.ts).
 import { Box, Button, Group, Image, List, Paper, Stack, Text, Title } from '@mantine/core';
 import { useMediaQuery } from '@mantine/hooks';
 import type { BodyOf } from '../../api.ts';
