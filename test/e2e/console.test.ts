@@ -938,7 +938,7 @@ describe('the web console in Chromium', () => {
     ];
     for (const call of seed) {
       await service.ctx.db.transaction((tx) => priceUsage(service.ctx, tx, projectId, {
-        request_id: `20000000-0000-4000-8000-00000000000${call.id}`, provider: call.provider, endpoint: '/v1/chat/completions', model: call.model, usage_source: 'provider',
+        request_id: `20000000-0000-4000-8000-00000000000${call.id}`, provider: call.provider, endpoint: '/v1/chat/completions', model: call.model, usage_source: 'provider', requested_model: null, request_bytes: 0, max_output_tokens: null, choices: 1,
         usage: { input_tokens: call.input, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: call.output, reasoning_tokens: 0 }, user: null, annotations: call.annotations,
         started_at: new Date(Date.now() - call.daysAgo * 86_400_000).toISOString(),
       }));

@@ -329,7 +329,7 @@ forEachEngine('LLM proxy', (engine) => {
     const row = await usageOf(response.headers.get('atrium-request-id'));
     const record = (requestId: string, inputTokens: number) => ({
       projectId: tenant.projectId, request_id: requestId, provider: 'openai', endpoint: '/v1/embeddings', model: 'fake-embed', stream: false, status: 200,
-      outcome: 'completed', usage_source: 'provider', usage: { input_tokens: inputTokens, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: 0, reasoning_tokens: 0 },
+      outcome: 'completed', usage_source: 'provider', requested_model: 'fake-embed', request_bytes: 0, max_output_tokens: null, choices: 1, usage: { input_tokens: inputTokens, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: 0, reasoning_tokens: 0 },
       latency_ms: 1, ttfb_ms: null, credential: { kind: 'api_key', id: 'replay' }, user: null, client: null, participant: null, upstream_request_id: null,
       annotations: { batch: 'yes' }, started_at: new Date().toISOString(),
     });

@@ -1,0 +1,171 @@
+// The usage rollups: priced usage per project and UTC hour (and per UTC day), by provider, model,
+// usage type, user and room, upserted as calls are priced, so a report never scans raw calls.
+import { and, eq, gt, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { bigint, pgTable, text, uuid, type AnyPgColumn } from 'drizzle-orm/pg-core';
+import { timestamptz } from '../../../platform/db/columns.ts';
+import type { Db } from '../../../platform/db/engine.ts';
+import { CompiledSql } from '../../../platform/db/statements.ts';
+
+const rollupColumns = (at: 'hour' | 'day') => ({
+  projectId: uuid('project_id').notNull(),
+  at: timestamptz(at).notNull(),
+  provider: text('provider').notNull(),
+  model: text('model').notNull(),
+  usageType: text('usage_type').notNull(),
+  userKey: text('user_key').notNull(),
+  room: text('room').notNull(),
+  quantity: bigint('quantity', { mode: 'bigint' }).notNull().default(0n),
+  costMicros: bigint('cost_micros', { mode: 'bigint' }).notNull().default(0n),
+  requests: bigint('requests', { mode: 'bigint' }).notNull().default(0n),
+  /** Calls priced without a price for their model. */
+  unpricedRequests: bigint('unpriced_requests', { mode: 'bigint' }).notNull().default(0n),
+  /** Calls whose usage never came, billed at what they reserved. */
+  estimatedRequests: bigint('estimated_requests', { mode: 'bigint' }).notNull().default(0n),
+});
+
+export const hourlyTable = pgTable('billing_usage_rollup', rollupColumns('hour'));
+export const dailyTable = pgTable('billing_usage_daily', rollupColumns('day'));
+
+export interface RollupLine {
+  projectId: string;
+  hour: Date;
+  provider: string;
+  model: string;
+  usageType: string;
+  userKey: string;
+  room: string;
+  quantity: bigint;
+  costMicros: bigint;
+  /** 1 on one line of a call priced without a price (or billed at its reservation), to count such calls. */
+  unpriced?: 1;
+  estimated?: 1;
+}
+
+const DAY_MS = 86_400_000;
+
+// The lines come summed per hourly row (`rollupRows`): one statement may touch a row only once.
+const addLines = new CompiledSql(sql`
+  with line as (
+    select * from jsonb_to_recordset(${sql.placeholder('lines')}::jsonb) as x(project_id uuid, hour timestamptz, provider text, model text,
+      usage_type text, user_key text, room text, quantity bigint, cost_micros bigint, requests bigint, unpriced bigint, estimated bigint)
+  ), hourly as (
+    insert into billing_usage_rollup as r (project_id, hour, provider, model, usage_type, user_key, room, quantity, cost_micros, requests, unpriced_requests, estimated_requests)
+    select project_id, hour, provider, model, usage_type, user_key, room, quantity, cost_micros, requests, unpriced, estimated
+    from line
+    on conflict (project_id, hour, provider, model, usage_type, user_key, room) do update
+    set quantity = r.quantity + excluded.quantity, cost_micros = r.cost_micros + excluded.cost_micros, requests = r.requests + excluded.requests,
+      unpriced_requests = r.unpriced_requests + excluded.unpriced_requests, estimated_requests = r.estimated_requests + excluded.estimated_requests
+  )
+  insert into billing_usage_daily as d (project_id, day, provider, model, usage_type, user_key, room, quantity, cost_micros, requests, unpriced_requests, estimated_requests)
+  select project_id, date_trunc('day', hour, 'UTC'), provider, model, usage_type, user_key, room, sum(quantity), sum(cost_micros), sum(requests), sum(unpriced), sum(estimated)
+  from line group by 1, 2, 3, 4, 5, 6, 7
+  on conflict (project_id, day, provider, model, usage_type, user_key, room) do update
+  set quantity = d.quantity + excluded.quantity, cost_micros = d.cost_micros + excluded.cost_micros, requests = d.requests + excluded.requests,
+    unpriced_requests = d.unpriced_requests + excluded.unpriced_requests, estimated_requests = d.estimated_requests + excluded.estimated_requests`);
+
+interface RollupRow {
+  line: RollupLine;
+  requests: number;
+  unpriced: number;
+  estimated: number;
+}
+
+/**
+ * Lines summed per row of the hourly rollup, with how many lines each sums. A settlement prices
+ * hundreds of calls whose lines mostly share a row (one project, model and user in the same hour),
+ * so the statement carries a handful of rows instead of four lines per call (docs/contributing/performance-journal.md).
+ */
+function rollupRows(lines: readonly RollupLine[]): RollupRow[] {
+  const rows = new Map<string, RollupRow>();
+  for (const line of lines) {
+    const key = `${line.projectId}\0${line.hour.getTime()}\0${line.provider}\0${line.model}\0${line.usageType}\0${line.userKey}\0${line.room}`;
+    const row = rows.get(key);
+    if (!row) rows.set(key, { line: { ...line }, requests: 1, unpriced: line.unpriced ?? 0, estimated: line.estimated ?? 0 });
+    else {
+      row.line.quantity += line.quantity;
+      row.line.costMicros += line.costMicros;
+      row.requests += 1;
+      row.unpriced += line.unpriced ?? 0;
+      row.estimated += line.estimated ?? 0;
+    }
+  }
+  return [...rows.values()];
+}
+
+/** Adds priced lines to the hourly and the daily rollup, in one statement. */
+export async function addToRollup(tx: Db, lines: readonly RollupLine[]): Promise<void> {
+  if (lines.length === 0) return;
+  await addLines.run(tx, {
+    lines: JSON.stringify(rollupRows(lines).map(({ line: l, requests, unpriced, estimated }) => ({
+      project_id: l.projectId, hour: l.hour.toISOString(), provider: l.provider, model: l.model, usage_type: l.usageType, user_key: l.userKey, room: l.room,
+      quantity: l.quantity.toString(), cost_micros: l.costMicros.toString(), requests, unpriced, estimated,
+    }))),
+  });
+}
+
+/** The report's dimensions, a closed list, and the column each reads. */
+export const REPORT_DIMENSIONS = { model: 'model', provider: 'provider', user: 'user_key', room: 'room', usage_type: 'usage_type' } as const;
+export type Dimension = keyof typeof REPORT_DIMENSIONS;
+
+export interface UsageQuery {
+  start: Date;
+  end: Date;
+  interval: 'hour' | 'day' | 'week' | 'month';
+  report: readonly Dimension[];
+  users?: readonly string[] | undefined;
+  room?: string | undefined;
+  provider?: string | undefined;
+  model?: string | undefined;
+  usageType?: string | undefined;
+}
+
+export interface UsageRow {
+  bucket: Date;
+  usageType: string;
+  dimensions: Partial<Record<Dimension, string>>;
+  quantity: bigint;
+  costMicros: bigint;
+  unpriced: bigint;
+  estimated: bigint;
+}
+
+const INTERVALS = { hour: 'hour', day: 'day', week: 'week', month: 'month' } as const;
+
+const total = (column: AnyPgColumn) => sql<string>`sum(${column})`.mapWith((v: string) => BigInt(v));
+
+/**
+ * The rollup summed per bucket, requested dimension and usage type; from the daily rollup when the
+ * buckets are days or longer and the range is whole UTC days, else from the hourly one.
+ */
+export async function usageRows(db: Db, projectId: string, query: UsageQuery): Promise<UsageRow[]> {
+  const daily = query.interval !== 'hour' && query.start.getTime() % DAY_MS === 0 && query.end.getTime() % DAY_MS === 0;
+  const table = daily ? dailyTable : hourlyTable;
+  const columns = { model: table.model, provider: table.provider, user: table.userKey, room: table.room } as const;
+  const grouped = query.report.filter((d): d is Exclude<Dimension, 'usage_type'> => d !== 'usage_type');
+  // The interval is one of four words, written into the text: a bound parameter would make the
+  // select's expression and the group's differ, to PostgreSQL.
+  const bucket = sql<Date>`date_trunc(${sql.raw(`'${INTERVALS[query.interval]}'`)}, ${table.at}, 'UTC')`.mapWith((v: string | Date) => new Date(v));
+  const filters: (SQL | undefined)[] = [
+    eq(table.projectId, projectId), gte(table.at, query.start), lt(table.at, query.end),
+    query.users?.length ? inArray(table.userKey, [...query.users]) : undefined,
+    query.room !== undefined ? eq(table.room, query.room) : undefined,
+    query.provider !== undefined ? eq(table.provider, query.provider) : undefined,
+    query.model !== undefined ? eq(table.model, query.model) : undefined,
+    query.usageType !== undefined ? eq(table.usageType, query.usageType) : undefined,
+  ];
+  const rows = await db.select({
+    bucket, usageType: table.usageType, ...Object.fromEntries(grouped.map((d) => [d, columns[d]])),
+    quantity: total(table.quantity), costMicros: total(table.costMicros), unpriced: total(table.unpricedRequests), estimated: total(table.estimatedRequests),
+  }).from(table).where(and(...filters)).groupBy(bucket, table.usageType, ...grouped.map((d) => columns[d]));
+  return rows.map((row) => {
+    const { bucket: at, usageType, quantity, costMicros, unpriced, estimated, ...dimensions } = row as typeof row & Record<string, string>;
+    return { bucket: at, usageType, dimensions, quantity, costMicros, unpriced, estimated };
+  });
+}
+
+/** Models called without a price in a range (whole hours), with how many calls. */
+export async function unpricedModels(db: Db, projectId: string, start: Date, end: Date): Promise<{ provider: string; model: string; requests: bigint }[]> {
+  return db.select({ provider: hourlyTable.provider, model: hourlyTable.model, requests: total(hourlyTable.unpricedRequests) }).from(hourlyTable)
+    .where(and(eq(hourlyTable.projectId, projectId), gte(hourlyTable.at, start), lt(hourlyTable.at, end), gt(hourlyTable.unpricedRequests, 0n)))
+    .groupBy(hourlyTable.provider, hourlyTable.model).orderBy(hourlyTable.provider, hourlyTable.model);
+}
