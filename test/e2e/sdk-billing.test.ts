@@ -14,6 +14,7 @@ import { priceUsage, verifyLedger } from '../../src/modules/billing/service.ts';
 import { chromiumLaunchArgs } from '../support/chromium.ts';
 import { chromiumPath, requireOrSkip } from '../support/env.ts';
 import { createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
+import { LOCAL_PAYMENTS_ENV } from '../support/payments.ts';
 import { eventually } from '../support/webhooks.ts';
 
 const require = createRequire(import.meta.url);
@@ -30,7 +31,7 @@ forEachEngine('official SDK: billing', (engine) => {
   let sdk: InstanceType<typeof Meshagent>;
 
   before(async () => {
-    service = await startTestService(engine);
+    service = await startTestService(engine, LOCAL_PAYMENTS_ENV);
     tenant = await createTenant(service, 'sdk-billing');
     sdk = new Meshagent({ baseUrl: service.url, token: tenant.apiKey });
   });

@@ -17,6 +17,7 @@ import { adjust, priceSessions, priceUsage, priceUsages, reverse, verifyLedger, 
 import { rowsOf } from '../../src/platform/db/rows.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/llm-upstream.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
+import { LOCAL_PAYMENTS_ENV } from '../support/payments.ts';
 import { eventually } from '../support/webhooks.ts';
 
 /** Prices chosen so that costs are easy to compute by hand (micros per token = the per-million price). */
@@ -63,6 +64,7 @@ forEachEngine('billing', (engine) => {
       ATRIUM_BILLING_PRICES_FILE: join(dir, 'prices.json'),
       ATRIUM_BILLING_ENFORCED: 'true',
       ATRIUM_BILLING_CALL_RESERVE: String(RESERVE_MICROS),
+      ...LOCAL_PAYMENTS_ENV,
     });
     tenant = await createTenant(service, 'billing');
   });

@@ -98,20 +98,20 @@ function mismatch(ctx: AppContext, checkout: store.CheckoutRow, paid: CheckoutPa
  * A payment provider's word that a checkout was paid (the local page, or a provider's event): when
  * it comes from this server's provider, for a checkout that provider opened, and matches it, the
  * ledger is credited, the subscription started and the card saved, exactly once per event and per
- * checkout. The checkout as it stands after.
+ * checkout. The checkout as it stands after, and whether this word completed it.
  */
-async function completeCheckout(ctx: AppContext, provider: PaymentProvider, paid: CheckoutPaid): Promise<store.CheckoutRow | undefined> {
+async function completeCheckout(ctx: AppContext, provider: PaymentProvider, paid: CheckoutPaid): Promise<{ checkout: store.CheckoutRow | undefined; credited: boolean }> {
   return ctx.db.transaction(async (tx) => {
     const checkout = await store.findCheckout(tx, paid.checkoutId);
-    if (!checkout || checkout.provider !== provider.name) return undefined;
+    if (!checkout || checkout.provider !== provider.name) return { checkout: undefined, credited: false };
     const wrong = mismatch(ctx, checkout, paid);
     if (wrong) {
       ctx.log.warn({ provider: provider.name, eventId: paid.eventId, checkoutId: checkout.id }, `billing: a paid event does not match its checkout (${wrong}); nothing credited`);
-      return checkout;
+      return { checkout, credited: false };
     }
-    if (!await store.recordEvent(tx, provider.name, paid.eventId, 'checkout.completed')) return checkout;
-    const completed = await store.markCompleted(tx, checkout.id, provider.name);
-    if (!completed) return store.findCheckout(tx, checkout.id);
+    // A second word of the same payment (another event, a confirmation twice) finds it done: read again, it says so.
+    const completed = await store.recordEvent(tx, provider.name, paid.eventId, 'checkout.completed') ? await store.markCompleted(tx, checkout.id, provider.name) : undefined;
+    if (!completed) return { checkout: await store.findCheckout(tx, checkout.id), credited: false };
     const amount = completed.amountMicros;
     const currency = completed.currency ?? ctx.config.billing.currency;
     // The wallet first, as every transaction that posts to the ledger takes it.
@@ -127,7 +127,7 @@ async function completeCheckout(ctx: AppContext, provider: PaymentProvider, paid
       // A new card lifts a pause caused by the old one.
       await store.liftPause(tx, completed.projectId);
     }
-    return completed;
+    return { checkout: completed, credited: true };
   });
 }
 
@@ -147,7 +147,7 @@ export async function handleWebhook(ctx: AppContext, name: string, rawBody: Buff
     throw error;
   }
   let processed = 0;
-  for (const event of paid) if ((await completeCheckout(ctx, provider, event))?.status === 'completed') processed += 1;
+  for (const event of paid) if ((await completeCheckout(ctx, provider, event)).credited) processed += 1;
   return processed;
 }
 
@@ -163,11 +163,11 @@ export async function confirmLocalCheckout(ctx: AppContext, checkout: store.Chec
   if (!card) throw badRequest(`card must be one of the local provider's test card numbers: ${Object.keys(TEST_CARDS).join(', ')}`);
   if (card.declined === 'always') return { checkout, declined: 'The card was declined (test card)' };
   const provider = enabledProvider(ctx);
-  const completed = await completeCheckout(ctx, provider, {
+  const { checkout: after } = await completeCheckout(ctx, provider, {
     eventId: `checkout:${checkout.id}`, checkoutId: checkout.id, sessionId: checkout.providerRef ?? '', amountMinor: cents(checkout.amountMicros),
     currency: checkout.currency ?? ctx.config.billing.currency, card: { ref: number, label: card.label },
   });
-  return { checkout: completed };
+  return { checkout: after };
 }
 
 export async function subscriptionView(ctx: AppContext, projectId: string) {
