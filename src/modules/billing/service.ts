@@ -10,9 +10,9 @@ import type { CallUsage } from './jobs.ts';
 import * as ledger from './ledger/service.ts';
 import { fromMicros } from './money.ts';
 import { rechargeView, maybeRecharge } from './payments/service.ts';
-import { priceCalls, priceSessions, type ProjectCall, type ProjectSession } from './pricing/service.ts';
+import { priceCalls, priceSessions, type ProjectCall } from './pricing/service.ts';
 
-export type { CallUsage, ProjectCall, ProjectSession };
+export type { CallUsage, ProjectCall };
 export { bucketStart, nextBucket } from './reports/service.ts';
 
 /** Wallets that differ from their ledger's sum (or reservations); empty when the books hold. */

@@ -6,7 +6,7 @@ import { notFound } from '../../../platform/http/errors.ts';
 import type { Page } from '../../../platform/http/lists.ts';
 import * as store from './store.ts';
 
-export type { EntryType, Mismatch, NewEntry, Posted, Wallet } from './store.ts';
+export type { Mismatch, NewEntry } from './store.ts';
 export { lockWallets, postEntries, release, reserve, wallet } from './store.ts';
 
 /** Appends one entry (see `postEntries`); undefined when its idempotency key was posted before. */

@@ -2,7 +2,7 @@
 // reservations of calls in flight. Every write to the ledger moves its wallet in the same
 // transaction (callers pass one); every query is keyed by the project id. Amounts are bigints.
 import { randomUUID } from 'node:crypto';
-import { and, desc, eq, getTableColumns, sql } from 'drizzle-orm';
+import { and, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
 import { bigint, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../../platform/db/columns.ts';
 import type { Db } from '../../../platform/db/engine.ts';
@@ -180,15 +180,16 @@ export async function reserve(db: Db, projectId: string, requestId: string, amou
 /** Releases calls' reservations (nothing for a call that has none, or was released already); what each had reserved. */
 export async function release(tx: Db, requestIds: readonly string[]): Promise<Map<string, bigint>> {
   if (requestIds.length === 0) return new Map();
-  const released = rowsOf<{ request_id: string; amount: string }>(await tx.execute(sql`
-    with r as (
-      delete from billing_reservations where request_id in (select id::uuid from jsonb_array_elements_text(${JSON.stringify(requestIds)}::jsonb) id)
-      returning request_id, project_id, amount_micros
-    ),
-    s as (select project_id, sum(amount_micros) as total from r group by project_id),
-    u as (update billing_wallets w set reserved_micros = w.reserved_micros - s.total from s where w.project_id = s.project_id)
-    select request_id::text, amount_micros::text as amount from r`));
-  return new Map(released.map((r) => [r.request_id, BigInt(r.amount)]));
+  const released = await tx.delete(reservationsTable).where(inArray(reservationsTable.requestId, [...requestIds]))
+    .returning({ requestId: reservationsTable.requestId, projectId: reservationsTable.projectId, amountMicros: reservationsTable.amountMicros });
+  if (released.length === 0) return new Map();
+  const byProject = new Map<string, bigint>();
+  for (const r of released) byProject.set(r.projectId, (byProject.get(r.projectId) ?? 0n) + r.amountMicros);
+  await tx.execute(sql`
+    update billing_wallets w set reserved_micros = w.reserved_micros - s.total
+    from jsonb_to_recordset(${JSON.stringify([...byProject].map(([project_id, total]) => ({ project_id, total: total.toString() })))}::jsonb) as s(project_id uuid, total bigint)
+    where w.project_id = s.project_id`);
+  return new Map(released.map((r) => [r.requestId, r.amountMicros]));
 }
 
 /** Releases reservations older than `seconds` (calls whose record never came). */

@@ -15,8 +15,6 @@ import { localProvider, TEST_CARDS, type CheckoutPaid, type PaymentProvider } fr
 import * as store from './store.ts';
 import { cents, stripeProvider } from './stripe.ts';
 
-export type { CheckoutRow } from './store.ts';
-
 /** Consecutive failed auto-recharges after which auto-recharge pauses. */
 const MAX_RECHARGE_FAILURES = 3;
 
