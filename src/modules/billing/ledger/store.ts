@@ -2,7 +2,7 @@
 // reservations of calls in flight. Every write to the ledger moves its wallet in the same
 // transaction (callers pass one); every query is keyed by the project id. Amounts are bigints.
 import { randomUUID } from 'node:crypto';
-import { and, desc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
+import { and, desc, eq, getTableColumns, sql } from 'drizzle-orm';
 import { bigint, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../../platform/db/columns.ts';
 import type { Db } from '../../../platform/db/engine.ts';
@@ -180,7 +180,10 @@ export async function reserve(db: Db, projectId: string, requestId: string, amou
 /** Releases calls' reservations (nothing for a call that has none, or was released already); what each had reserved. */
 export async function release(tx: Db, requestIds: readonly string[]): Promise<Map<string, bigint>> {
   if (requestIds.length === 0) return new Map();
-  const released = await tx.delete(reservationsTable).where(inArray(reservationsTable.requestId, [...requestIds]))
+  // The ids as one JSON parameter: one statement text whatever their number (a list of
+  // parameters would prepare a statement per length).
+  const ids = sql`(select id::uuid from jsonb_array_elements_text(${JSON.stringify(requestIds)}::jsonb) id)`;
+  const released = await tx.delete(reservationsTable).where(sql`${reservationsTable.requestId} in ${ids}`)
     .returning({ requestId: reservationsTable.requestId, projectId: reservationsTable.projectId, amountMicros: reservationsTable.amountMicros });
   if (released.length === 0) return new Map();
   const byProject = new Map<string, bigint>();
