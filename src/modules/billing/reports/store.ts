@@ -163,9 +163,11 @@ export async function usageRows(db: Db, projectId: string, query: UsageQuery): P
   });
 }
 
-/** Models called without a price in a range (whole hours), with how many calls. */
+/** Models called without a price in a range (whole hours, or whole days from the daily rollup), with how many calls. */
 export async function unpricedModels(db: Db, projectId: string, start: Date, end: Date): Promise<{ provider: string; model: string; requests: bigint }[]> {
-  return db.select({ provider: hourlyTable.provider, model: hourlyTable.model, requests: total(hourlyTable.unpricedRequests) }).from(hourlyTable)
-    .where(and(eq(hourlyTable.projectId, projectId), gte(hourlyTable.at, start), lt(hourlyTable.at, end), gt(hourlyTable.unpricedRequests, 0n)))
-    .groupBy(hourlyTable.provider, hourlyTable.model).orderBy(hourlyTable.provider, hourlyTable.model);
+  const table = start.getTime() % DAY_MS === 0 && end.getTime() % DAY_MS === 0 ? dailyTable : hourlyTable;
+  // A partial index holds the rows with unpriced calls alone (migration 0152): this reads those.
+  return db.select({ provider: table.provider, model: table.model, requests: total(table.unpricedRequests) }).from(table)
+    .where(and(eq(table.projectId, projectId), gte(table.at, start), lt(table.at, end), gt(table.unpricedRequests, 0n)))
+    .groupBy(table.provider, table.model).orderBy(table.provider, table.model);
 }
