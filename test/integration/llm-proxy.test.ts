@@ -362,6 +362,11 @@ forEachEngine('LLM proxy', (engine) => {
     const { body } = await call(service, 'GET', `/accounts/projects/${t.projectId}/usage?interval=day&report=model`, { token: t.apiKey });
     assert.deepEqual(body.unpriced, [{ provider: 'openai', model: 'fake-unpriced', requests: 1 }]);
     assert.equal(body.usage.find((r: any) => r.model === 'fake-unpriced' && r.requests === 1).unpriced_requests, 1);
+    // Whole UTC days read the daily rollup: the same.
+    const today = new Date().toISOString().slice(0, 10);
+    const tomorrow = new Date(Date.parse(today) + 86_400_000).toISOString().slice(0, 10);
+    const daily = await call(service, 'GET', `/accounts/projects/${t.projectId}/usage?start=${today}T00:00:00Z&end=${tomorrow}T00:00:00Z&report=model`, { token: t.apiKey });
+    assert.deepEqual(daily.body.unpriced, [{ provider: 'openai', model: 'fake-unpriced', requests: 1 }]);
   });
 
   test('an upstream that sends no answer within ATRIUM_LLM_TIMEOUT_SECONDS: 504 in the provider\'s shape, the request given up, the call recorded', async () => {

@@ -1,10 +1,10 @@
 // The usage rollups: priced usage per project and UTC hour (and per UTC day), by provider, model,
 // usage type, user and room, upserted as calls are priced, so a report never scans raw calls.
-import { and, eq, gt, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
 import { bigint, pgTable, text, uuid, type AnyPgColumn } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../../platform/db/columns.ts';
 import type { Db } from '../../../platform/db/engine.ts';
-import { CompiledSql } from '../../../platform/db/statements.ts';
+import { CompiledSql, preparedPerDb } from '../../../platform/db/statements.ts';
 
 const rollupColumns = (at: 'hour' | 'day') => ({
   projectId: uuid('project_id').notNull(),
@@ -163,11 +163,18 @@ export async function usageRows(db: Db, projectId: string, query: UsageQuery): P
   });
 }
 
+/** The models a rollup counted calls without a price for, in a range: built once per table (each report runs it). */
+const unpricedIn = (table: typeof hourlyTable | typeof dailyTable, name: string) => preparedPerDb((db) => db
+  .select({ provider: table.provider, model: table.model, requests: total(table.unpricedRequests) }).from(table)
+  // `unpriced_requests > 0` as a partial index has it (migration 0152): the rows with unpriced calls alone are read.
+  .where(and(eq(table.projectId, sql.placeholder('projectId')), gte(table.at, sql`${sql.placeholder('start')}::timestamptz`),
+    lt(table.at, sql`${sql.placeholder('end')}::timestamptz`), sql`${table.unpricedRequests} > 0`))
+  .groupBy(table.provider, table.model).orderBy(table.provider, table.model).prepare(name));
+const unpricedHourly = unpricedIn(hourlyTable, 'billing_unpriced_hourly');
+const unpricedDaily = unpricedIn(dailyTable, 'billing_unpriced_daily');
+
 /** Models called without a price in a range (whole hours, or whole days from the daily rollup), with how many calls. */
 export async function unpricedModels(db: Db, projectId: string, start: Date, end: Date): Promise<{ provider: string; model: string; requests: bigint }[]> {
-  const table = start.getTime() % DAY_MS === 0 && end.getTime() % DAY_MS === 0 ? dailyTable : hourlyTable;
-  // A partial index holds the rows with unpriced calls alone (migration 0152): this reads those.
-  return db.select({ provider: table.provider, model: table.model, requests: total(table.unpricedRequests) }).from(table)
-    .where(and(eq(table.projectId, projectId), gte(table.at, start), lt(table.at, end), gt(table.unpricedRequests, 0n)))
-    .groupBy(table.provider, table.model).orderBy(table.provider, table.model);
+  const statement = start.getTime() % DAY_MS === 0 && end.getTime() % DAY_MS === 0 ? unpricedDaily : unpricedHourly;
+  return statement(db).execute({ projectId, start: start.toISOString(), end: end.toISOString() });
 }
