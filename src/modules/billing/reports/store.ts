@@ -1,6 +1,6 @@
 // The usage rollups: priced usage per project and UTC hour (and per UTC day), by provider, model,
 // usage type, user and room, upserted as calls are priced, so a report never scans raw calls.
-import { and, eq, gte, inArray, lt, sql, type SQL } from 'drizzle-orm';
+import { and, eq, gte, lt, sql, type SQL } from 'drizzle-orm';
 import { bigint, pgTable, text, uuid, type AnyPgColumn } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../../platform/db/columns.ts';
 import type { Db } from '../../../platform/db/engine.ts';
@@ -130,8 +130,43 @@ export interface UsageRow {
 }
 
 const INTERVALS = { hour: 'hour', day: 'day', week: 'week', month: 'month' } as const;
+/** The grouped dimensions in one order, whatever order the report names them in: one statement per set. */
+const DIMENSION_ORDER: readonly Grouped[] = ['model', 'provider', 'user', 'room'];
 
 const total = (column: AnyPgColumn) => sql<string>`sum(${column})`.mapWith((v: string) => BigInt(v));
+
+type Grouped = Exclude<Dimension, 'usage_type'>;
+type Filter = 'users' | 'room' | 'provider' | 'model' | 'usageType';
+const FILTERS: readonly Filter[] = ['users', 'room', 'provider', 'model', 'usageType'];
+
+/**
+ * The report's statement for one shape (rollup, interval, grouped dimensions, filters present),
+ * built and prepared once: a report is a few hundred rows, and building the statement's text each
+ * time cost more CPU than reading them. Values travel as placeholders (the users as one JSON list).
+ */
+function reportStatement(daily: boolean, interval: UsageQuery['interval'], grouped: readonly Grouped[], filters: readonly Filter[]) {
+  const table = daily ? dailyTable : hourlyTable;
+  const columns = { model: table.model, provider: table.provider, user: table.userKey, room: table.room } as const;
+  // The interval is one of four words, written into the text: a bound parameter would make the
+  // select's expression and the group's differ, to PostgreSQL.
+  const bucket = sql<Date>`date_trunc(${sql.raw(`'${INTERVALS[interval]}'`)}, ${table.at}, 'UTC')`.mapWith((v: string | Date) => new Date(v));
+  const where: Record<Filter, SQL> = {
+    users: sql`${table.userKey} in (select jsonb_array_elements_text(${sql.placeholder('users')}::jsonb))`,
+    room: eq(table.room, sql.placeholder('room')),
+    provider: eq(table.provider, sql.placeholder('provider')),
+    model: eq(table.model, sql.placeholder('model')),
+    usageType: eq(table.usageType, sql.placeholder('usageType')),
+  };
+  const name = `billing_report_${daily ? 'd' : 'h'}_${interval}_${grouped.join('_')}_${filters.join('_')}`;
+  return preparedPerDb((db) => db.select({
+    bucket, usageType: table.usageType, ...Object.fromEntries(grouped.map((d) => [d, columns[d]])),
+    quantity: total(table.quantity), costMicros: total(table.costMicros), unpriced: total(table.unpricedRequests), estimated: total(table.estimatedRequests),
+  }).from(table)
+    .where(and(eq(table.projectId, sql.placeholder('projectId')), gte(table.at, sql`${sql.placeholder('start')}::timestamptz`), lt(table.at, sql`${sql.placeholder('end')}::timestamptz`), ...filters.map((f) => where[f])))
+    .groupBy(bucket, table.usageType, ...grouped.map((d) => columns[d])).prepare(name));
+}
+
+const reportStatements = new Map<string, ReturnType<typeof reportStatement>>();
 
 /**
  * The rollup summed per bucket, requested dimension and usage type; from the daily rollup when the
@@ -139,28 +174,17 @@ const total = (column: AnyPgColumn) => sql<string>`sum(${column})`.mapWith((v: s
  */
 export async function usageRows(db: Db, projectId: string, query: UsageQuery): Promise<UsageRow[]> {
   const daily = query.interval !== 'hour' && query.start.getTime() % DAY_MS === 0 && query.end.getTime() % DAY_MS === 0;
-  const table = daily ? dailyTable : hourlyTable;
-  const columns = { model: table.model, provider: table.provider, user: table.userKey, room: table.room } as const;
-  const grouped = query.report.filter((d): d is Exclude<Dimension, 'usage_type'> => d !== 'usage_type');
-  // The interval is one of four words, written into the text: a bound parameter would make the
-  // select's expression and the group's differ, to PostgreSQL.
-  const bucket = sql<Date>`date_trunc(${sql.raw(`'${INTERVALS[query.interval]}'`)}, ${table.at}, 'UTC')`.mapWith((v: string | Date) => new Date(v));
-  const filters: (SQL | undefined)[] = [
-    eq(table.projectId, projectId), gte(table.at, query.start), lt(table.at, query.end),
-    query.users?.length ? inArray(table.userKey, [...query.users]) : undefined,
-    query.room !== undefined ? eq(table.room, query.room) : undefined,
-    query.provider !== undefined ? eq(table.provider, query.provider) : undefined,
-    query.model !== undefined ? eq(table.model, query.model) : undefined,
-    query.usageType !== undefined ? eq(table.usageType, query.usageType) : undefined,
-  ];
-  const rows = await db.select({
-    bucket, usageType: table.usageType, ...Object.fromEntries(grouped.map((d) => [d, columns[d]])),
-    quantity: total(table.quantity), costMicros: total(table.costMicros), unpriced: total(table.unpricedRequests), estimated: total(table.estimatedRequests),
-  }).from(table).where(and(...filters)).groupBy(bucket, table.usageType, ...grouped.map((d) => columns[d]));
-  return rows.map((row) => {
-    const { bucket: at, usageType, quantity, costMicros, unpriced, estimated, ...dimensions } = row as typeof row & Record<string, string>;
-    return { bucket: at, usageType, dimensions, quantity, costMicros, unpriced, estimated };
-  });
+  const grouped = DIMENSION_ORDER.filter((d) => query.report.includes(d));
+  const values: Record<string, unknown> = { projectId, start: query.start.toISOString(), end: query.end.toISOString() };
+  if (query.users?.length) values.users = JSON.stringify(query.users);
+  for (const filter of ['room', 'provider', 'model', 'usageType'] as const) if (query[filter] !== undefined) values[filter] = query[filter];
+  const filters = FILTERS.filter((f) => values[f] !== undefined);
+  const key = `${daily}|${query.interval}|${grouped.join(',')}|${filters.join(',')}`;
+  let statement = reportStatements.get(key);
+  if (!statement) reportStatements.set(key, statement = reportStatement(daily, query.interval, grouped, filters));
+  const rows = await statement(db).execute(values) as (Omit<UsageRow, 'dimensions'> & Record<string, unknown>)[];
+  return rows.map(({ bucket, usageType, quantity, costMicros, unpriced, estimated, ...dimensions }) => (
+    { bucket, usageType, dimensions: dimensions as UsageRow['dimensions'], quantity, costMicros, unpriced, estimated }));
 }
 
 /** The models a rollup counted calls without a price for, in a range: built once per table (each report runs it). */
