@@ -1364,6 +1364,8 @@ export interface paths {
                     limit?: number;
                     /** @description Items skipped */
                     offset?: number;
+                    /** @description Only items whose email address contains this text (case-insensitive) */
+                    filter?: string;
                 };
                 header?: never;
                 path: {
@@ -1648,6 +1650,8 @@ export interface paths {
                     limit?: number;
                     /** @description Items skipped */
                     offset?: number;
+                    /** @description Only items whose name contains this text (case-insensitive) */
+                    filter?: string;
                     order_by?: "room_name" | "created_at";
                 };
                 header?: never;
@@ -2462,7 +2466,10 @@ export interface paths {
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Only items whose name or description contains this text (case-insensitive) */
+                    filter?: string;
+                };
                 header?: never;
                 path: {
                     /** @description UUID */
@@ -3691,7 +3698,10 @@ export interface paths {
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Only items whose name or URL contains this text (case-insensitive) */
+                    filter?: string;
+                };
                 header?: never;
                 path: {
                     /** @description UUID */
@@ -4295,6 +4305,8 @@ export interface paths {
                     room_id?: string;
                     /** @description Only sessions of this room name */
                     room_name?: string;
+                    /** @description Only items whose room name contains this text (case-insensitive) */
+                    filter?: string;
                 };
                 header?: never;
                 path: {
@@ -5431,6 +5443,8 @@ export interface paths {
                     limit?: number;
                     /** @description Items skipped */
                     offset?: number;
+                    /** @description Only items whose room name contains this text (case-insensitive) */
+                    filter?: string;
                 };
                 header?: never;
                 path: {
@@ -7491,6 +7505,8 @@ export interface paths {
                     limit?: number;
                     /** @description Items skipped */
                     offset?: number;
+                    /** @description Only items whose label or room name contains this text (case-insensitive) */
+                    filter?: string;
                 };
                 header?: never;
                 path: {
@@ -7996,6 +8012,8 @@ export interface paths {
                     room_id?: string;
                     task_id?: string;
                     active?: boolean;
+                    /** @description Only items whose name, queue or room name contains this text (case-insensitive) */
+                    filter?: string;
                     /** @description Most items returned */
                     limit?: number;
                     /** @description The same as limit (newer SDKs) */
@@ -8485,6 +8503,8 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Only runs in this state */
+                    status?: "pending" | "submitting" | "submitted" | "retrying" | "failed";
                     /** @description Most items returned */
                     limit?: number;
                     /** @description Items skipped */
@@ -12057,6 +12077,8 @@ export interface paths {
                     limit?: number;
                     /** @description Items skipped */
                     offset?: number;
+                    /** @description Only items whose filter expression contains this text (case-insensitive) */
+                    filter?: string;
                 };
                 header?: never;
                 path: {
@@ -12473,6 +12495,8 @@ export interface paths {
                     limit?: number;
                     /** @description Items skipped */
                     offset?: number;
+                    /** @description Only items whose type or description contains this text (case-insensitive) */
+                    filter?: string;
                 };
                 header?: never;
                 path: {

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ListOf, MAX_PAGE } from '../../platform/http/lists.ts';
+import { filterQuery, ListOf, MAX_PAGE } from '../../platform/http/lists.ts';
 import { Timestamp, Uuid } from '../../platform/http/schemas.ts';
 import { AgentName } from '../agents/schema.ts';
 import { RoomName } from '../rooms/schema.ts';
@@ -72,8 +72,9 @@ export const RecentSessionsQuery = Type.Object({
   offset: Offset,
   room_id: Type.Optional(Type.String({ format: 'uuid', description: 'Only sessions of this registered room' })),
   room_name: Type.Optional(Type.String({ maxLength: 200, description: 'Only sessions of this room name' })),
+  ...filterQuery('room name'),
 });
-export const ActiveSessionsQuery = Type.Object({ limit: Limit(MAX_PAGE), offset: Offset });
+export const ActiveSessionsQuery = Type.Object({ limit: Limit(MAX_PAGE), offset: Offset, ...filterQuery('room name') });
 export const AgentSessionsQuery = Type.Object({
   limit: Limit(25),
   offset: Offset,
