@@ -13061,7 +13061,7 @@ export interface paths {
         put?: never;
         /**
          * Create the first admin and their first project (only while no account exists)
-         * @description No credential.
+         * @description The answer sets a short-lived cookie for the sign-in pages: the console's sign-in that follows signs the new admin in without asking for the password again. No credential.
          */
         post: {
             parameters: {

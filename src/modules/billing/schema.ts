@@ -5,7 +5,7 @@ import { filterQuery, LimitOffsetQuery } from '../../platform/http/lists.ts';
 
 const Amount = (description: string) => Type.Union([
   Type.Number({ minimum: 0, maximum: 1_000_000_000, description }),
-  Type.String({ maxLength: 30, pattern: '^\\d{1,10}(\\.\\d{1,6})?$', description }),
+  Type.String({ maxLength: 30, pattern: '^\\d{1,10}(\\.\\d{1,6})?$', 'x-pattern-means': 'must be a decimal number with at most 6 decimals', description }),
 ]);
 const Money = (description: string) => Type.Number({ description });
 const NullableMoney = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });

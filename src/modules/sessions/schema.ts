@@ -7,7 +7,7 @@ import { RoomName } from '../rooms/schema.ts';
 /** The OpenAPI tag of every route a room server calls (docs/room-servers.md). */
 export const ROOM_SERVER_TAG = 'Room servers';
 
-const Role = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$' });
+const Role = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$', 'x-pattern-means': 'must not contain control characters' });
 const Participants = Type.Record(Type.String({ maxLength: 100 }), Type.Integer({ minimum: 0, maximum: 1_000_000 }), {
   maxProperties: 50, description: 'Participant count by role, e.g. {"user": 3, "agent": 1}',
 });
