@@ -841,6 +841,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/accounts/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every project role, what it allows and the part of the project it is about (for role pickers)
+         * @description Requires: authenticated.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            roles: {
+                                /**
+                                 * @description A project role
+                                 * @enum {unknown}
+                                 */
+                                name: "admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager";
+                                /** @description What a holder of the role may do */
+                                description: string;
+                                /**
+                                 * @description The part of the project the role is about, as the console groups its pages
+                                 * @enum {unknown}
+                                 */
+                                group: "Project" | "Rooms" | "Access" | "Integrations" | "Billing";
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/accounts/projects/{project_id}": {
         parameters: {
             query?: never;
