@@ -64,7 +64,7 @@ export const SETTINGS = {
   logLevel: setting({ env: 'ATRIUM_LOG_LEVEL', group: SERVER, kind: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', description: 'Log level.' }),
   logFormat: setting({
     env: 'ATRIUM_LOG_FORMAT', group: SERVER, kind: oneOf(['auto', 'json', 'pretty']), default: 'auto',
-    description: '`json`: one JSON object per line, for log collectors. `pretty`: for a person at a terminal, one coloured line per request and a start-up banner. `auto`: `pretty` when standard output is a terminal, `json` otherwise.',
+    description: '`json`: one JSON object per line, for log collectors, with one `info` line per request (method, route, status, duration, request id; docs/operations.md#logs). `pretty`: for a person at a terminal, one coloured line per request and a start-up banner. `auto`: `pretty` when standard output is a terminal, `json` otherwise.',
   }),
   maxUploadBytes: setting({
     env: 'ATRIUM_MAX_UPLOAD_BYTES', group: SERVER, kind: integer(0, 999_999_999_999, { unit: 'bytes' }), default: '104857600',
