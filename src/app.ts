@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ValidateFunction } from 'ajv';
 import type { AppContext } from './context.ts';
 import { installBodyDrain } from './platform/http/body-drain.ts';
+import { installCompression } from './platform/http/compression.ts';
 import { installCors } from './platform/http/cors.ts';
 import { installAuth, validateAuthRequirement } from './platform/http/auth.ts';
 import { ErrorBody, MAX_PARAM_LENGTH, badRequest, frameworkErrorHandler, installErrorHandling } from './platform/http/errors.ts';
@@ -121,6 +122,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
   installBodyDrain(app);
   installCors(app, { allowList: ctx.config.corsOrigins, origins: modules.find((m) => m.browserOrigins)?.browserOrigins?.(ctx) });
   installAuth(app, ctx.auth);
+  installCompression(app);
   // Hooks that never wait are written with `done`: an async hook costs every request a promise
   // and a turn of the microtask queue.
   app.addHook('preValidation', (request, _reply, done) => {
