@@ -184,7 +184,7 @@ describe('atrium CLI [pglite]', () => {
     }
     const unknown = await run(['frobnicate'], {});
     assert.notEqual(unknown.code, 0);
-    assert.match(unknown.stderr, /Unknown command "frobnicate"/);
+    assert.match(unknown.stderr, /unknown command "frobnicate"/);
   });
 
   test('every command answers --help with its usage and does nothing else', async () => {
