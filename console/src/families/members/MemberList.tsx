@@ -1,7 +1,7 @@
 // Project users and their roles, and the invitations on their way: a colleague is added by email
 // (an address with an account joins at once, any other is mailed an invitation), and an invitation
 // can be sent again with a new link or revoked.
-import { Alert, Badge, Button, Group, Tooltip } from '@mantine/core';
+import { Alert, Badge, Box, Button, Group, Tooltip } from '@mantine/core';
 import { useMutation } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap, type ResponseOf, type Role } from '../../api.ts';
@@ -118,7 +118,7 @@ export default function MemberList() {
         empty="No members."
       />
       {added && <Alert color="green" role="status" withCloseButton onClose={() => setAdded(undefined)}>{added}</Alert>}
-      {can('admin') && <Invitations projectId={projectId} />}
+      {can('admin') && <Box mt="xl"><Invitations projectId={projectId} /></Box>}
       <FormModal
         opened={adding}
         onClose={() => setAdding(false)}
