@@ -7,13 +7,14 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ValidateFunction } from 'ajv';
 import type { AppContext } from './context.ts';
 import { installBodyDrain } from './platform/http/body-drain.ts';
+import { installCompression } from './platform/http/compression.ts';
 import { installCors } from './platform/http/cors.ts';
 import { installAuth, validateAuthRequirement } from './platform/http/auth.ts';
 import { ErrorBody, MAX_PARAM_LENGTH, badRequest, frameworkErrorHandler, installErrorHandling } from './platform/http/errors.ts';
 import { CONSOLE_PATH, serveConsole } from './platform/http/console.ts';
 import { installMetrics } from './platform/http/metrics.ts';
 import { installRequestId, REQUEST_ID_LOG_LABEL, requestId } from './platform/http/request-id.ts';
-import { logRequestLines, prettyLogs } from './platform/logging.ts';
+import { logRequests, prettyLogs } from './platform/logging.ts';
 import type { Api, Module } from './module.ts';
 import { illFormedText } from './platform/http/schemas.ts';
 import { ajvFor } from './platform/http/validation.ts';
@@ -93,7 +94,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
     return503OnClosing: true,
-    // Per-request info lines cost throughput; errors are still logged by the error handler.
+    // Fastify's two lines per request (received, completed) are replaced by one (logRequests).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LOG_LABEL }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler,
@@ -124,6 +125,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
   installBodyDrain(app);
   installCors(app, { allowList: ctx.config.corsOrigins, origins: modules.find((m) => m.browserOrigins)?.browserOrigins?.(ctx) });
   installAuth(app, ctx.auth);
+  installCompression(app);
   // Hooks that never wait are written with `done`: an async hook costs every request a promise
   // and a turn of the microtask queue.
   app.addHook('preValidation', (request, _reply, done) => {
@@ -131,7 +133,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
     done(bad ? badRequest(`${bad} must be well-formed Unicode text without NUL characters`) : undefined);
   });
   installMetrics(app);
-  if (prettyLogs(ctx.config)) logRequestLines(app);
+  logRequests(app, prettyLogs(ctx.config));
   app.addSchema(ErrorBody);
 
   await app.register(swagger, {

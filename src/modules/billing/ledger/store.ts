@@ -2,12 +2,12 @@
 // reservations of calls in flight. Every write to the ledger moves its wallet in the same
 // transaction (callers pass one); every query is keyed by the project id. Amounts are bigints.
 import { randomUUID } from 'node:crypto';
-import { and, desc, eq, getTableColumns, sql } from 'drizzle-orm';
+import { and, desc, eq, getTableColumns, ilike, or, sql } from 'drizzle-orm';
 import { bigint, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../../platform/db/columns.ts';
 import type { Db } from '../../../platform/db/engine.ts';
 import { rowsOf } from '../../../platform/db/rows.ts';
-import { countRows, pageResult, windowTotal, type Page } from '../../../platform/http/lists.ts';
+import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../../platform/http/lists.ts';
 
 export const walletsTable = pgTable('billing_wallets', {
   projectId: uuid('project_id').primaryKey(),
@@ -105,7 +105,10 @@ export async function findEntry(db: Db, projectId: string, id: string): Promise<
 }
 
 export async function listEntries(db: Db, projectId: string, page: Page) {
-  const where = eq(ledgerTable.projectId, projectId);
+  const where = and(
+    eq(ledgerTable.projectId, projectId),
+    page.filter ? or(ilike(ledgerTable.entryType, likeContains(page.filter)), ilike(ledgerTable.description, likeContains(page.filter))) : undefined,
+  );
   const rows = await db.select({ ...getTableColumns(ledgerTable), total: windowTotal }).from(ledgerTable).where(where)
     .orderBy(desc(ledgerTable.seq)).limit(page.limit).offset(page.offset);
   return pageResult(rows, page, () => countRows(db, ledgerTable, where));
