@@ -66,11 +66,13 @@ export default function UsagePage() {
     ...(provider ? { provider } : {}),
     ...(roomFilter ? { room: roomFilter } : {}),
   };
+  // Calls are priced outside the console: the report is asked again on every visit.
   const usage = useQuery({
     queryKey: projectKey(projectId, 'usage', filters),
     queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/usage', { params: { path: { project_id: projectId }, query: { ...filters, interval: 'day', report: 'model' } } })),
     enabled: valid,
     placeholderData: keepPreviousData,
+    staleTime: 0,
   });
   const currency = usage.data?.currency ?? 'USD';
   const money = (amount: number) => formatMoney(amount, currency);
