@@ -60,10 +60,21 @@ export async function isProjectApiKey(db: Db, projectId: string, keyId: string):
   return (await store.findApiKey(db, keyId))?.projectId === projectId;
 }
 
-/** The secret of a live key, for verifying participant tokens the key signed. */
-export async function findApiKeySecret(ctx: AppContext, keyId: string): Promise<{ projectId: string; secret: string } | undefined> {
+/** A live key as the credential it is: it acts in its project with its roles (as an admin without them). */
+function apiKeyPrincipal(row: store.ApiKeyRow): Principal {
+  return {
+    kind: 'api_key',
+    credentialId: row.id,
+    projectId: row.projectId,
+    keyRoles: row.roles ? row.roles.filter(isRole) : undefined,
+    name: `api-key:${row.name}`,
+  };
+}
+
+/** The secret of a live key, for verifying participant tokens the key signed, and the key as their signer. */
+export async function findApiKeySecret(ctx: AppContext, keyId: string): Promise<{ principal: Principal; secret: string } | undefined> {
   const row = await store.findApiKey(ctx.db, keyId);
-  return row ? { projectId: row.projectId, secret: ctx.secrets.decrypt(row.secretEncrypted) } : undefined;
+  return row ? { principal: apiKeyPrincipal(row), secret: ctx.secrets.decrypt(row.secretEncrypted) } : undefined;
 }
 
 export function apiKeyVerifier(db: Db): CredentialVerifier {
@@ -75,13 +86,7 @@ export function apiKeyVerifier(db: Db): CredentialVerifier {
       if (!parsed) return undefined;
       const row = await store.findApiKey(db, parsed.keyId);
       if (!row || row.projectId !== parsed.projectId || !secretMatches(parsed.secret, row.secretHash)) return undefined;
-      return {
-        kind: 'api_key',
-        credentialId: row.id,
-        projectId: row.projectId,
-        keyRoles: row.roles ? row.roles.filter(isRole) : undefined,
-        name: `api-key:${row.name}`,
-      } satisfies Principal;
+      return apiKeyPrincipal(row);
     },
   };
 }
