@@ -1982,7 +1982,7 @@ export interface paths {
         put?: never;
         /**
          * Connection info for a room: a participant token and the room URL
-         * @description The token's `api` grant is what the caller may use in the room (docs/permissions.md, "Resource actions"): an `llm` surface only for holders of `llm_proxy_user`. Requires: member; then `room.connect`: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or without a role on the room's policy, a user its initial `permissions` name (`read_files` when they include `storage`), and an API key (the participant defaults), or a participant token's room grant.
+         * @description The token's `api` grant is what the caller may use in the room (docs/permissions.md, "Resource actions"): an `llm` surface only for holders of `llm_proxy_user`. Requires: member; then `room.connect`: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give (a user the room's initial `permissions` name (`read_files` when they include `storage`) and an API key (the participant defaults), when neither holds a role on the room's policy), or a participant token's room grant.
          */
         post: {
             parameters: {
@@ -2406,7 +2406,7 @@ export interface paths {
         put?: never;
         /**
          * Connection info for a managed agent
-         * @description The token's `api` grant: everything for developers, the participant defaults for other members; `llm` only for holders of `llm_proxy_user`. Requires: member; then `agent.connect`: the member project role, or a participant token's agent grant.
+         * @description The token's `api` grant: everything for developers, the SDK's agent defaults for other members; `llm` only for holders of `llm_proxy_user`. Requires: member; then `agent.connect`: the member project role, or a participant token's agent grant.
          */
         post: {
             parameters: {
@@ -2657,7 +2657,7 @@ export interface paths {
         };
         /**
          * Download a file (raw bytes), or one byte range of it; 404 when missing
-         * @description With `Range: bytes=a-b`, `bytes=a-` or `bytes=-n`: 206 with those bytes and `Content-Range`. A range past the end: 416 with `Content-Range: bytes *\/<size>`. A malformed header, another unit or several ranges: the whole file (200). Requires: member; then `room.read_files` (when the request names a room): the developer project role, or the admin, developer, operator or viewer role on the room's policy, or without a role on the room's policy, a user its initial `permissions` name (`read_files` when they include `storage`), and an API key (the participant defaults).
+         * @description With `Range: bytes=a-b`, `bytes=a-` or `bytes=-n`: 206 with those bytes and `Content-Range`. A range past the end: 416 with `Content-Range: bytes *\/<size>`. A malformed header, another unit or several ranges: the whole file (200). Requires: member; then `room.read_files` (when the request names a room): the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give (a user the room's initial `permissions` name (`read_files` when they include `storage`) and an API key (the participant defaults), when neither holds a role on the room's policy).
          */
         get: {
             parameters: {
@@ -2726,7 +2726,7 @@ export interface paths {
         };
         /**
          * List the files and folders directly inside a folder
-         * @description Requires: member; then `room.read_files` (when the request names a room): the developer project role, or the admin, developer, operator or viewer role on the room's policy, or without a role on the room's policy, a user its initial `permissions` name (`read_files` when they include `storage`), and an API key (the participant defaults).
+         * @description Requires: member; then `room.read_files` (when the request names a room): the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give (a user the room's initial `permissions` name (`read_files` when they include `storage`) and an API key (the participant defaults), when neither holds a role on the room's policy).
          */
         get: {
             parameters: {
@@ -6110,7 +6110,7 @@ export interface paths {
         };
         /**
          * Fetch an image repository
-         * @description Requires: repository_inventory; then `repository.see`: the repository_inventory project role, or the admin, developer, operator, viewer or list role on the repository's policy.
+         * @description Requires: member; then `repository.see`: the repository_inventory project role, or the admin, developer, operator, viewer or list role on the repository's policy.
          */
         get: {
             parameters: {
@@ -10888,7 +10888,7 @@ export interface paths {
         };
         /**
          * Fetch a feed, and what the caller may do with it
-         * @description Requires: member; then `feed.see`: the feed_inventory project role, or the manager, publisher, subscriber, reader or list role on the feed's policy, or every member, for a feed of visibility `project` or `public`, or a participant token's feed grant.
+         * @description Requires: member; then `feed.see`: the feed_inventory project role, or the manager, publisher, subscriber, reader or list role on the feed's policy, or what the feed's own settings give (every member, for a feed of visibility `project` or `public`), or a participant token's feed grant.
          */
         get: {
             parameters: {

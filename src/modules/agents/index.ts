@@ -21,7 +21,8 @@ const agent = resourceType<AgentRow>({
   grants: {
     agent: { description: '`{"name": "agent", "scope": "<agent name>"}`', actions: ['connect'], names: (row) => [row.name], by: 'name' },
   },
-  token: { grant: 'api', roles: [['developer', FULL_SCOPE], ['member', USER_SCOPE]], policy: [] },
+  // Members get the SDK's ApiScope.agentDefault() (`llm` for LLM proxy users alone).
+  token: { grant: 'api', roles: [['developer', FULL_SCOPE], ['member', { ...USER_SCOPE, llm: {} }]], policy: [] },
 });
 
 export const agentsModule: Module = {

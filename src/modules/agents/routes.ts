@@ -52,7 +52,7 @@ export function agentRoutes(app: Api, ctx: AppContext): void {
     config: byName('connect'),
     schema: {
       tags, summary: 'Connection info for a managed agent', params: ByName, body: EmptyBody, response: { 200: schema.AgentConnection },
-      description: 'The token\'s `api` grant: everything for developers, the participant defaults for other members; `llm` only for holders of `llm_proxy_user`.',
+      description: 'The token\'s `api` grant: everything for developers, the SDK\'s agent defaults for other members; `llm` only for holders of `llm_proxy_user`.',
     },
   }, async (request) => service.connectAgent(ctx, ctx.authority.actorOf(request), await ctx.authority.resourceOf<AgentRow>(request)));
 }

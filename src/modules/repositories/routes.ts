@@ -29,9 +29,9 @@ export function repositoryRoutes(app: Api, ctx: AppContext): void {
   }, async (request) => service.listRepositories(ctx, request.params.project_id, pageOf(request.query)));
 
   app.get(`${repositories}/:repository_id`, {
-    config: on('repository_inventory', 'see'),
+    config: on('member', 'see'),
     schema: { tags, summary: 'Fetch an image repository', params: schema.RepositoryParams, response: { 200: schema.Repository } },
-  }, async (request) => service.repositoryView(await service.getRepository(ctx, request.params.project_id, request.params.repository_id)));
+  }, async (request) => service.repositoryView(await ctx.authority.resourceOf<RepositoryRow>(request)));
 
   app.put(`${repositories}/:repository_id`, {
     config: on('repository_manager', 'update'),

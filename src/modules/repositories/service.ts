@@ -57,12 +57,6 @@ export async function createRepository(ctx: AppContext, projectId: string, input
   return row;
 }
 
-export async function getRepository(ctx: AppContext, projectId: string, id: string): Promise<store.RepositoryRow> {
-  const row = await store.findRepository(ctx.db, projectId, id);
-  if (!row) throw notFound('Repository');
-  return row;
-}
-
 export async function listRepositories(ctx: AppContext, projectId: string, page: Page) {
   const { items, total } = await store.listRepositories(ctx.db, projectId, page);
   return { repositories: items.map(repositoryView), total };
