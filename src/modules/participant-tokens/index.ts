@@ -8,5 +8,4 @@ export const participantTokensModule: Module = {
   name: 'participant-tokens',
   routes: participantTokenRoutes,
   verifiers: (ctx) => [participantTokenVerifier(ctx)],
-  tokenRoles: [{ grant: 'api', surface: 'llm', role: 'llm_proxy_user', oauthScope: 'llm:invoke', description: 'uses the LLM proxy' }],
 };
