@@ -5,8 +5,8 @@ import type { AppContext } from '../../context.ts';
 import { newApiKey, parseApiKey } from '../../platform/crypto/credentials.ts';
 import { hashSecret, secretMatches } from '../../platform/crypto/secrets.ts';
 import type { CredentialVerifier, Principal } from '../../platform/http/auth.ts';
-import { forbidden, notFound } from '../../platform/http/errors.ts';
-import { effectiveRoles, isRole, type Role } from '../../platform/http/roles.ts';
+import { notFound } from '../../platform/http/errors.ts';
+import { isRole, type Role } from '../../platform/http/roles.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import type { SecretBox } from '../../platform/crypto/secrets.ts';
 import * as store from './store.ts';
@@ -39,15 +39,6 @@ export async function createApiKey(db: Db, box: SecretBox, projectId: string, in
 
 export async function listApiKeys(ctx: AppContext, projectId: string) {
   return (await store.listApiKeys(ctx.db, projectId)).map(apiKeyView);
-}
-
-/**
- * A caller may only mint keys whose roles (with what they imply) it holds itself, or a narrowed key
- * could escalate. `held` are the caller's effective roles in the project.
- */
-export function assertCanGrant(held: ReadonlySet<Role>, roles: readonly Role[] | null | undefined): void {
-  const wanted = effectiveRoles(roles ?? ['admin']);
-  if (![...wanted].every((r) => held.has(r))) throw forbidden('A key cannot be given roles its creator does not hold');
 }
 
 export async function revokeApiKey(ctx: AppContext, projectId: string, keyId: string): Promise<void> {

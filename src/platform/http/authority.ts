@@ -424,6 +424,15 @@ export class Authority {
     }));
   }
 
+  /**
+   * Refuses giving a credential (an API key) project roles the actor does not hold itself, with what
+   * they imply (no roles: an admin's), or a narrowed key could mint a stronger one.
+   */
+  assertRolesWithin(actor: Actor, roles: readonly Role[] | null | undefined): void {
+    const wanted = effectiveRoles(roles ?? ['admin']);
+    if (![...wanted].every((role) => actor.access.roles.has(role))) throw forbidden('A key cannot be given roles its creator does not hold');
+  }
+
   /** Whether the actor holds the project role a surface stands for (with the OAuth scope, for OAuth tokens). */
   holdsTokenRole(actor: Actor, rule: TokenRole): boolean {
     const { principal, access } = actor;
@@ -473,22 +482,26 @@ export class Authority {
    * missing one; one it sees but may not act on is 403. When project roles decide, nothing is
    * looked up: the handler finds the resource itself (`resourceOf`).
    */
-  async decideRequest(request: FastifyRequest, requirement: ResourceRequirement): Promise<void> {
+  decideRequest(request: FastifyRequest, requirement: ResourceRequirement): Promise<void> | undefined {
     const type = this.#typeOf(request, requirement);
     const key = requirement.from ? requirement.from(request) : (request.params as Record<string, string>)[requirement.param!];
-    if (key === undefined) return;
+    if (key === undefined) return undefined;
     const actor = this.actorOf(request);
     const { action } = requirement;
-    const name = `${type.type}.${action}`;
     const role = this.holdsEverywhere(actor, type, action);
     if (role && this.holdsEverywhere(actor, type, 'see')) {
-      request.decision = { action: name, resource: { type: type.type, key }, allowed: true, reason: `the project role ${role}`, via: { kind: 'role', role } };
-      return;
+      request.decision = { action: `${type.type}.${action}`, resource: { type: type.type, key }, allowed: true, reason: `the project role ${role}`, via: { kind: 'role', role } };
+      return undefined;
     }
+    return this.#decideOnResource(request, actor, type, requirement, key);
+  }
+
+  async #decideOnResource(request: FastifyRequest, actor: Actor, type: ResourceType, requirement: ResourceRequirement, key: string): Promise<void> {
+    const { action } = requirement;
     const resource = await this.find(type, actor.access.projectId, requirement.from || requirement.by === 'name' ? 'name' : 'id', key);
     const seen = resource && (action === 'see' ? undefined : await this.decide(actor, type, resource, 'see'));
     if (!resource || seen?.allowed === false) {
-      request.decision = { action: name, resource: { type: type.type, key }, allowed: false, reason: resource ? `the caller cannot see it: ${seen!.reason}` : 'no such resource' };
+      request.decision = { action: `${type.type}.${action}`, resource: { type: type.type, key }, allowed: false, reason: resource ? `the caller cannot see it: ${seen!.reason}` : 'no such resource' };
       throw notFound(type.label);
     }
     const decision = await this.decide(actor, type, resource, action);
@@ -530,7 +543,15 @@ export function installAuthority(app: FastifyInstance, authority: Authority): vo
     if (!requirement) return;
     // Written with `done`: when project roles decide, nothing waits, and the request skips a promise.
     const step = (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
-      authority.decideRequest(request, requirement).then(() => done(), done);
+      let waiting;
+      try {
+        waiting = authority.decideRequest(request, requirement);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      if (waiting) waiting.then(() => done(), done);
+      else done();
     };
     route.preHandler = [...[route.preHandler ?? []].flat(), step];
   });
