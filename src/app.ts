@@ -8,7 +8,7 @@ import type { ValidateFunction } from 'ajv';
 import type { AppContext } from './context.ts';
 import { installBodyDrain } from './platform/http/body-drain.ts';
 import { installCors } from './platform/http/cors.ts';
-import { installAuth, validateAuthRequirement, type AuthRequirement } from './platform/http/auth.ts';
+import { DEFAULT_CREDENTIALS, installAuth, validateAuthRequirement, type AuthRequirement } from './platform/http/auth.ts';
 import { installAuthority } from './platform/http/authority.ts';
 import { ErrorBody, MAX_PARAM_LENGTH, badRequest, frameworkErrorHandler, installErrorHandling } from './platform/http/errors.ts';
 import { CONSOLE_PATH, serveConsole } from './platform/http/console.ts';
@@ -147,7 +147,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
       const auth = (route.config as { auth?: AuthRequirement } | undefined)?.auth;
       if (!schema || !auth) return { schema, url };
       const security = auth.permission === 'public' ? [] : [{ bearer: [] }];
-      const action = auth.resource ? `; then ${ctx.authority.requires(auth.resource)}` : '';
+      const action = auth.resource ? `; then ${ctx.authority.requires(auth.resource, auth.credentials ?? DEFAULT_CREDENTIALS)}` : '';
       const note = auth.permission === 'public' ? 'No credential.' : `Requires: ${auth.permission}${action}.`;
       return { schema: { ...schema, security, description: [schema.description, note].filter(Boolean).join(' ') } as typeof schema, url };
     },

@@ -1982,7 +1982,7 @@ export interface paths {
         put?: never;
         /**
          * Connection info for a room: a participant token and the room URL
-         * @description The token's `api` grant is what the caller may use in the room (docs/permissions.md, "Resource actions"): an `llm` surface only for holders of `llm_proxy_user`. Requires: member; then `room.connect`: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give (a user the room's initial `permissions` name (`read_files` when they include `storage`) and an API key (the participant defaults), when neither holds a role on the room's policy), or a participant token's room grant.
+         * @description The token's `api` grant is what the caller may use in the room (docs/permissions.md, "Resource actions"): an `llm` surface only for holders of `llm_proxy_user`. Requires: member; then `room.connect`: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         post: {
             parameters: {
@@ -2406,7 +2406,7 @@ export interface paths {
         put?: never;
         /**
          * Connection info for a managed agent
-         * @description The token's `api` grant: everything for developers, the SDK's agent defaults for other members; `llm` only for holders of `llm_proxy_user`. Requires: member; then `agent.connect`: the member project role, or a participant token's agent grant.
+         * @description The token's `api` grant: everything for developers, the SDK's agent defaults for other members; `llm` only for holders of `llm_proxy_user`. Requires: member; then `agent.connect`: the member project role.
          */
         post: {
             parameters: {
@@ -2657,7 +2657,7 @@ export interface paths {
         };
         /**
          * Download a file (raw bytes), or one byte range of it; 404 when missing
-         * @description With `Range: bytes=a-b`, `bytes=a-` or `bytes=-n`: 206 with those bytes and `Content-Range`. A range past the end: 416 with `Content-Range: bytes *\/<size>`. A malformed header, another unit or several ranges: the whole file (200). Requires: member; then `room.read_files` (when the request names a room): the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give (a user the room's initial `permissions` name (`read_files` when they include `storage`) and an API key (the participant defaults), when neither holds a role on the room's policy).
+         * @description With `Range: bytes=a-b`, `bytes=a-` or `bytes=-n`: 206 with those bytes and `Content-Range`. A range past the end: 416 with `Content-Range: bytes *\/<size>`. A malformed header, another unit or several ranges: the whole file (200). Requires: member; then `room.read_files` (when the request names a room): the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         get: {
             parameters: {
@@ -2726,7 +2726,7 @@ export interface paths {
         };
         /**
          * List the files and folders directly inside a folder
-         * @description Requires: member; then `room.read_files` (when the request names a room): the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give (a user the room's initial `permissions` name (`read_files` when they include `storage`) and an API key (the participant defaults), when neither holds a role on the room's policy).
+         * @description Requires: member; then `room.read_files` (when the request names a room): the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         get: {
             parameters: {
@@ -6344,7 +6344,7 @@ export interface paths {
         };
         /**
          * List the direct bindings of a resource
-         * @description Ordered by subject; pass `continuation_token` from one page to get the next. Needs the resource type's read role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.read_policy`, which needs what the resource type names for it (docs/permissions.md).
+         * @description Ordered by subject; pass `continuation_token` from one page to get the next. Needs the resource type's read role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.read_policy`: for a room, the developer project role; for a repository, the repository_inventory project role; for a feed, the feed_inventory project role.
          */
         get: {
             parameters: {
@@ -6406,7 +6406,7 @@ export interface paths {
         put?: never;
         /**
          * Grant roles on a resource to a subject
-         * @description Adds the roles to the subject's direct binding and answers with all its roles on the resource. Needs the resource type's manage role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.change_policy`, which needs what the resource type names for it (docs/permissions.md).
+         * @description Adds the roles to the subject's direct binding and answers with all its roles on the resource. Needs the resource type's manage role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.change_policy`: for a room, the developer project role; for a repository, the repository_manager project role; for a feed, the feed_manager project role.
          */
         post: {
             parameters: {
@@ -6484,7 +6484,7 @@ export interface paths {
         };
         /**
          * Revoke a subject's roles on a resource
-         * @description Removes the roles named (all of them when `roles` is absent) and answers with what is left. Needs the resource type's manage role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.change_policy`, which needs what the resource type names for it (docs/permissions.md).
+         * @description Removes the roles named (all of them when `roles` is absent) and answers with what is left. Needs the resource type's manage role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.change_policy`: for a room, the developer project role; for a repository, the repository_manager project role; for a feed, the feed_manager project role.
          */
         delete: {
             parameters: {
@@ -6562,7 +6562,7 @@ export interface paths {
         };
         /**
          * List the direct bindings of a resource
-         * @description Ordered by subject; pass `continuation_token` from one page to get the next. Needs the resource type's read role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.read_policy`, which needs what the resource type names for it (docs/permissions.md).
+         * @description Ordered by subject; pass `continuation_token` from one page to get the next. Needs the resource type's read role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.read_policy`: for a room, the developer project role; for a repository, the repository_inventory project role; for a feed, the feed_inventory project role.
          */
         get: {
             parameters: {
@@ -6640,7 +6640,7 @@ export interface paths {
         put?: never;
         /**
          * Grant roles on a resource to a subject
-         * @description Adds the roles to the subject's direct binding and answers with all its roles on the resource. Needs the resource type's manage role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.change_policy`, which needs what the resource type names for it (docs/permissions.md).
+         * @description Adds the roles to the subject's direct binding and answers with all its roles on the resource. Needs the resource type's manage role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.change_policy`: for a room, the developer project role; for a repository, the repository_manager project role; for a feed, the feed_manager project role.
          */
         post: {
             parameters: {
@@ -6733,7 +6733,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke a subject's roles on a resource
-         * @description Removes the roles named (all of them when `roles` is absent) and answers with what is left. Needs the resource type's manage role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.change_policy`, which needs what the resource type names for it (docs/permissions.md).
+         * @description Removes the roles named (all of them when `roles` is absent) and answers with what is left. Needs the resource type's manage role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.change_policy`: for a room, the developer project role; for a repository, the repository_manager project role; for a feed, the feed_manager project role.
          */
         post: {
             parameters: {
@@ -6812,7 +6812,7 @@ export interface paths {
         };
         /**
          * What the caller may do on one resource
-         * @description The actions of the resource type (docs/permissions.md, "Resource actions") that the caller may take on this resource, by its project roles, its roles on the resource's policy, the resource's own settings or its credential's grants: the same answer every route gives. 404 for a resource the caller cannot see. Requires: member; then `{resource_type}.see`, which needs what the resource type names for it (docs/permissions.md).
+         * @description The actions of the resource type (docs/permissions.md, "Resource actions") that the caller may take on this resource, by its project roles, its roles on the resource's policy, the resource's own settings or its credential's grants: the same answer every route gives. 404 for a resource the caller cannot see. Requires: member; then `{resource_type}.see`: for a room, the member project role, or the admin, developer, operator, viewer or list role on the room's policy; for a agent, the member project role; for a repository, the repository_inventory project role, or the admin, developer, operator, viewer or list role on the repository's policy; for a feed, the feed_inventory project role, or the manager, publisher, subscriber, reader or list role on the feed's policy, or what the feed's own settings give: every member, for a feed of visibility `project` or `public`.
          */
         get: {
             parameters: {
@@ -10888,7 +10888,7 @@ export interface paths {
         };
         /**
          * Fetch a feed, and what the caller may do with it
-         * @description Requires: member; then `feed.see`: the feed_inventory project role, or the manager, publisher, subscriber, reader or list role on the feed's policy, or what the feed's own settings give (every member, for a feed of visibility `project` or `public`), or a participant token's feed grant.
+         * @description Requires: member; then `feed.see`: the feed_inventory project role, or the manager, publisher, subscriber, reader or list role on the feed's policy, or what the feed's own settings give: every member, for a feed of visibility `project` or `public`.
          */
         get: {
             parameters: {

@@ -41,7 +41,7 @@ const room = resourceType<RoomRow>({
     },
   },
   open: {
-    description: 'a user the room\'s initial `permissions` name (`read_files` when they include `storage`) and an API key (the participant defaults), when neither holds a role on the room\'s policy',
+    description: 'a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy',
     actions: ['connect', 'read_files'],
     unlessBound: true,
     of(row, principal) {

@@ -306,33 +306,36 @@ export class Authority {
   }
 
   /** Who may take an action, in words: "the feed_manager project role, or the publisher or manager role on the feed's policy". */
-  whoMay(type: ResourceType, action: string): string {
+  whoMay(type: ResourceType, action: string, { grants = true } = {}): string {
     const declared = type.actions[action]!;
     const policy = Object.entries(type.policy?.roles ?? {}).filter(([, actions]) => actions.includes(action)).map(([role]) => role);
-    const grants = Object.entries(type.grants ?? {}).filter(([, rule]) => rule.actions.includes(action)).map(([grant]) => grant);
+    const naming = Object.entries(type.grants ?? {}).filter(([, rule]) => rule.actions.includes(action)).map(([grant]) => grant);
     return [
       declared.roles.length > 0 ? `the ${orList(declared.roles)} project role` : undefined,
       policy.length > 0 ? `the ${orList(policy)} role on the ${type.type}'s policy` : undefined,
-      type.open?.actions.includes(action) ? `what the ${type.type}'s own settings give (${type.open.description})` : undefined,
-      grants.length > 0 ? `a participant token's ${orList(grants)} grant` : undefined,
+      type.open?.actions.includes(action) ? `what the ${type.type}'s own settings give: ${type.open.description}` : undefined,
+      grants && naming.length > 0 ? `a participant token's ${orList(naming)} grant` : undefined,
     ].filter(Boolean).join(', or ') || 'a role nobody holds';
   }
 
-  /** A route's resource action and who may take it, in words (the API reference's "Requires"). */
-  requires(requirement: ResourceRequirement): string {
-    const name = `\`${actionName(requirement)}\``;
-    if (typeof requirement.type !== 'string') return `${name}, which needs what the resource type names for it (docs/permissions.md)`;
-    const type = this.#types.get(requirement.type)!;
-    const where = requirement.from ? ` (when the request names a ${type.type})` : '';
-    return `${name}${where}: ${this.whoMay(type, requirement.action)}`;
+  /** A route's resource action and who may take it, in words (the API reference's "Requires"), for the credentials it takes. */
+  requires(requirement: ResourceRequirement, credentials: readonly string[]): string {
+    const grants = credentials.includes('participant');
+    if (typeof requirement.type === 'string') {
+      const type = this.#types.get(requirement.type)!;
+      const where = requirement.from ? ` (when the request names a ${type.type})` : '';
+      return `\`${actionName(requirement)}\`${where}: ${this.whoMay(type, requirement.action, { grants })}`;
+    }
+    const types = this.types.filter((t) => t.actions[requirement.action]);
+    return `\`${actionName(requirement)}\`: ${types.map((t) => `for a ${t.type}, ${this.whoMay(t, requirement.action, { grants })}`).join('; ')}`;
   }
 
   /** The refusal of a decision: 403 naming what would allow it, or why a role the caller holds does not count yet. */
-  refusal(actor: Actor, type: ResourceType, decision: Decision): ApiError {
+  #refusal(actor: Actor, type: ResourceType, decision: Decision, grants: boolean): ApiError {
     const { withheld } = actor.access;
     const action = decision.action.slice(type.type.length + 1);
     if (withheld && type.actions[action]!.roles.some((role) => effectiveRoles(withheld.roles).has(role))) return withheld.refusal;
-    return forbidden(`This needs ${this.whoMay(type, action)}`);
+    return forbidden(`This needs ${this.whoMay(type, action, { grants })}`);
   }
 
   /** The actions the actor may take on a resource it sees (`see` left out): the console's buttons. */
@@ -506,7 +509,9 @@ export class Authority {
     }
     const decision = await this.decide(actor, type, resource, action);
     request.decision = decision;
-    if (!decision.allowed) throw action === 'see' ? notFound(type.label) : this.refusal(actor, type, decision);
+    // A participant token's grants are worth naming only where the route takes participant tokens.
+    const grants = request.routeOptions.config.auth?.credentials?.includes('participant') ?? false;
+    if (!decision.allowed) throw action === 'see' ? notFound(type.label) : this.#refusal(actor, type, decision, grants);
     found.set(request, resource);
   }
 
