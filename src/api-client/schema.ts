@@ -5969,7 +5969,7 @@ export interface paths {
         };
         /**
          * List image repositories
-         * @description `filter` matches the name. Requires: repository_inventory.
+         * @description The repositories the caller may see (`repository.see`): every one with `repository_inventory`, else those a role on their policy reaches. `filter` matches the name. Requires: member.
          */
         get: {
             parameters: {

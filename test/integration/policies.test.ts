@@ -400,6 +400,8 @@ forEachEngine('resource policies', (engine) => {
       }
       const other = (await call(service, 'POST', `${project()}/repositories`, { token: tenant.apiKey, json: { name: `policy/other-${role}` } })).body;
       assert.equal((await call(service, 'POST', `${project()}/repositories/${other.id}/token`, { token: member.token, json: {} })).status, 404, `${role} on one repository is nothing on another: not even there`);
+      const listed = (await call(service, 'GET', `${project()}/repositories`, { token: member.token })).body;
+      assert.deepEqual([listed.repositories.map((r: { id: string }) => r.id), listed.total], [[repo.id], 1], `${role}: the list shows the one repository it sees`);
     }
   });
 });

@@ -156,4 +156,10 @@ test('the route step: 404 for what the caller may not see, 403 for what it may n
   assert.deepEqual(carol.json().error.code, 'not_found');
   assert.match(decisions.at(-1)!.reason, /cannot see it/);
   assert.equal((await edit('carol', 'd2')).statusCode, 403, 'an open doc she sees');
+
+  // Refused before the step (no credential, a project it is not in): recorded all the same.
+  assert.equal((await app.inject({ method: 'PUT', url: `/projects/${PROJECT}/docs/d1` })).statusCode, 401);
+  assert.deepEqual(decisions.at(-1), { action: 'doc.edit', resource: { type: 'doc', key: 'd1' }, allowed: false, reason: 'A valid bearer credential is required' });
+  assert.equal((await edit('dave', 'd1')).statusCode, 404);
+  assert.deepEqual([decisions.at(-1)?.allowed, decisions.at(-1)?.reason], [false, 'Project not found']);
 });

@@ -21,12 +21,12 @@ export function repositoryRoutes(app: Api, ctx: AppContext): void {
   }, async (request, reply) => reply.status(201).send(service.repositoryView(await service.createRepository(ctx, request.params.project_id, request.body))));
 
   app.get(repositories, {
-    config: { auth: { permission: 'repository_inventory' } },
+    config: { auth: { permission: 'member' } },
     schema: {
       tags, summary: 'List image repositories', params: ProjectParams, querystring: schema.RepositoryListQuery,
-      response: { 200: schema.RepositoryList }, description: '`filter` matches the name.',
+      response: { 200: schema.RepositoryList }, description: 'The repositories the caller may see (`repository.see`): every one with `repository_inventory`, else those a role on their policy reaches. `filter` matches the name.',
     },
-  }, async (request) => service.listRepositories(ctx, request.params.project_id, pageOf(request.query)));
+  }, async (request) => service.listRepositories(ctx, ctx.authority.actorOf(request), pageOf(request.query)));
 
   app.get(`${repositories}/:repository_id`, {
     config: on('member', 'see'),

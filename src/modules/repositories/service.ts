@@ -57,8 +57,10 @@ export async function createRepository(ctx: AppContext, projectId: string, input
   return row;
 }
 
-export async function listRepositories(ctx: AppContext, projectId: string, page: Page) {
-  const { items, total } = await store.listRepositories(ctx.db, projectId, page);
+/** The repositories the caller sees (`repository.see`): all of them by a project role, else those its policy roles reach. */
+export async function listRepositories(ctx: AppContext, actor: Actor, page: Page) {
+  const shown = await ctx.authority.visible(actor, ctx.authority.type(REPOSITORY_RESOURCE)!);
+  const { items, total } = await store.listRepositories(ctx.db, actor.access.projectId, page, shown);
   return { repositories: items.map(repositoryView), total };
 }
 

@@ -132,6 +132,7 @@ export type Via =
 export interface Decision {
   /** `<resource type>.<action>`, e.g. `feed.publish`. */
   readonly action: string;
+  /** The resource: its id and name once looked up; else (project roles decided) what the request named it by, `key`. */
   readonly resource: { readonly type: string; readonly id?: string | undefined; readonly name?: string | undefined; readonly key?: string | undefined };
   readonly allowed: boolean;
   readonly reason: string;
@@ -222,11 +223,6 @@ export class Authority {
 
   get types(): readonly ResourceType[] {
     return [...this.#types.values()];
-  }
-
-  /** The types that resource policies can name. */
-  get policyTypes(): readonly ResourceType[] {
-    return this.types.filter((t) => t.policy);
   }
 
   get tokenRoles(): readonly TokenRole[] {
@@ -540,12 +536,27 @@ export class Authority {
   }
 }
 
-/** Installs the resource step on every route that declares `auth.resource` (and only there). */
+/**
+ * Installs the resource step on every route that declares `auth.resource` (and only there), and
+ * records a refusal by the credential check before it (no credential, another kind, a project role
+ * missing) as that route's decision too.
+ */
 export function installAuthority(app: FastifyInstance, authority: Authority): void {
   app.decorateRequest('decision', undefined);
   app.addHook('onRoute', (route) => {
     const requirement = (route.config as { auth?: AuthRequirement } | undefined)?.auth?.resource;
     if (!requirement) return;
+    const refusedEarlier = (request: FastifyRequest, _reply: unknown, error: Error, done: () => void) => {
+      const status = error instanceof ApiError ? error.status : 0;
+      if (request.decision === undefined && [401, 403, 404].includes(status)) {
+        const params = (request.params ?? {}) as Record<string, string | undefined>;
+        const type = typeof requirement.type === 'string' ? requirement.type : params[requirement.type.param] ?? `{${requirement.type.param}}`;
+        const key = requirement.param === undefined ? undefined : params[requirement.param];
+        request.decision = { action: `${type}.${requirement.action}`, resource: { type, key }, allowed: false, reason: error.message };
+      }
+      done();
+    };
+    route.onError = [...[route.onError ?? []].flat(), refusedEarlier];
     // Written with `done`: when project roles decide, nothing waits, and the request skips a promise.
     const step = (request: FastifyRequest, _reply: unknown, done: (error?: Error) => void) => {
       let waiting;
