@@ -8,7 +8,7 @@
 // BENCH_CONNECTIONS (50), BENCH_ROUNDS (5: the scenarios of an engine take turns in 5 slices of
 // BENCH_DURATION/5 s, so outside load hits them alike), BENCH_ENGINES (default "postgres,pglite").
 // Optional scenario modules: bench/oauth.ts, bench/webhooks.ts, bench/room-servers.ts, bench/services.ts,
-// bench/llm-proxy.ts, bench/feeds.ts, bench/billing.ts, bench/scale-out.ts (see bench/lib.ts). BENCH_ONLY=core,feeds,… runs only those parts.
+// bench/llm-proxy.ts, bench/feeds.ts, bench/billing.ts, bench/scale-out.ts, bench/http.ts (see bench/lib.ts). BENCH_ONLY=core,feeds,… runs only those parts.
 // BENCH_CPU_PROF_DIR=dir makes every server the bench starts (Atrium and the bare baseline) write a V8 CPU profile there when it stops.
 // BENCH_SERVER_CPUS=1 runs those servers on CPU 1 and the bench (load generator, fake upstreams, PostgreSQL, S3) on the others (pinBench in bench/lib.ts).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -22,11 +22,12 @@ import {
   type BenchContext, type Engine, type MeasureSettings, type Scenario, type ScenarioResult,
 } from './lib.ts';
 
-const EXTRA_MODULES = ['oauth', 'webhooks', 'room-servers', 'services', 'llm-proxy', 'feeds', 'billing', 'scale-out'] as const;
+const EXTRA_MODULES = ['oauth', 'webhooks', 'room-servers', 'services', 'llm-proxy', 'feeds', 'billing', 'scale-out', 'http'] as const;
 const EXTRA_TITLES: Record<(typeof EXTRA_MODULES)[number], string> = {
   oauth: 'OAuth', webhooks: 'Webhooks', 'room-servers': 'Room servers: OTLP ingest and scheduled tasks', services: 'Room services',
   'llm-proxy': 'LLM proxy', feeds: 'Feeds', billing: 'Billing: usage ingestion and reports',
   'scale-out': 'Scale-out: one vs three instances, S3 storage',
+  http: 'Serving: the JSON request line, compressed answers',
 };
 /** BENCH_ONLY: a comma-separated list of parts to run (`core` and the extra modules' names); all by default. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',').map((s) => s.trim())) : undefined;

@@ -1,6 +1,7 @@
-// Renders docs/cli.md from the CLI's own help: the top-level usage, then each command group's help
-// and each of its commands' help. `npm run docs:cli` rewrites it; test/unit/cli-doc.test.ts fails
-// when it is stale.
+// Renders docs/cli.md from the CLI's own help: the top-level usage, what the command line does of
+// each page of the web console (the families of console/src/families beside the groups that cover
+// them), then each command group's help and each of its commands' help. `npm run docs:cli` rewrites
+// it; test/unit/cli-doc.test.ts fails when it is stale, or when a console page has no group.
 import { writeFileSync } from 'node:fs';
 import { commandHelp, groupHelp, GROUPS } from '../src/cli/groups.ts';
 import { USAGE } from '../src/cli/usage.ts';
@@ -10,6 +11,37 @@ export const CLI_DOC = new URL('../docs/cli.md', import.meta.url).pathname;
 
 const block = (text: string) => ['```text', text, '```'];
 
+/** What the console's navigation declares (console/src/families/index.ts), as far as this page needs it. */
+interface ConsoleNavigation {
+  navigation: readonly { section?: string; families: readonly { id: string; label: string; path: string }[] }[];
+}
+
+// Imported by address: the console is a browser app with a type-check of its own (its pages are
+// never loaded here, only their declarations).
+const { navigation } = await import(new URL('../console/src/families/index.ts', import.meta.url).href) as ConsoleNavigation;
+
+/** Each page of the console with the groups that do the same from the command line. */
+export function familyRows(): { section: string; family: string; label: string; page: string; groups: string[] }[] {
+  return navigation.flatMap(({ section = 'Project', families }) => families.map((family) => ({
+    section,
+    family: family.id,
+    label: family.label,
+    page: `/console/p/<project>${family.path ? `/${family.path}` : ''}`,
+    groups: GROUPS.filter((g) => g.families.includes(family.id)).map((g) => g.name),
+  })));
+}
+
+function familiesTable(): string[] {
+  const rows = familyRows();
+  const covered = new Set(rows.flatMap((r) => r.groups));
+  return [
+    '| section | family | console | command line |',
+    '|---|---|---|---|',
+    ...rows.map((r) => `| ${r.section} | ${r.label} | \`${r.page}\` | ${r.groups.length ? r.groups.map((g) => `[\`atrium ${g}\`](#${g})`).join(', ') : '—'} |`),
+    ...GROUPS.filter((g) => !covered.has(g.name)).map((g) => `| | ${g.summary} | on a room's, a feed's page | [\`atrium ${g.name}\`](#${g.name}) |`),
+  ];
+}
+
 export function renderCliDoc(): string {
   const lines = [
     '# The `atrium` command',
@@ -18,10 +50,22 @@ export function renderCliDoc(): string {
     '',
     'Run it as `npx atrium …` in a checkout, or `atrium …` once installed. Sign in first with',
     '`atrium login` (see [cli-login.md](cli-login.md)); every command group then uses that sign-in,',
-    'prints a table (or JSON with `--json`), and reports the API\'s own error messages.',
-    'Commands other than `serve` keep Node\'s compile cache in the system\'s temporary directory',
-    '(`node-compile-cache`; `NODE_COMPILE_CACHE` moves it, `NODE_DISABLE_COMPILE_CACHE=1` turns it off),',
-    'so that a command starts about a quarter sooner once it has run.',
+    'prints a table (or JSON with `--json`), and reports the API\'s own error messages. A command that',
+    'deletes asks first when it runs on a terminal (`--yes` skips the question; scripts and pipes are',
+    'not asked), and a mistyped command is answered with the nearest one.',
+    '',
+    'It starts with only the command table loaded: a command\'s code, the settings and the API client',
+    'are loaded when that command runs. Commands other than `serve` keep Node\'s compile cache in the',
+    'system\'s temporary directory (`node-compile-cache`; `NODE_COMPILE_CACHE` moves it,',
+    '`NODE_DISABLE_COMPILE_CACHE=1` turns it off), so that a command starts about a quarter sooner once',
+    'it has run.',
+    '',
+    '## The console\'s pages on the command line',
+    '',
+    'The groups call the API through the same generated client as the web console',
+    '(`src/api-client`), one group for each page of the console:',
+    '',
+    ...familiesTable(),
     '',
     ...block(USAGE),
     '',

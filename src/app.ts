@@ -7,6 +7,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { ValidateFunction } from 'ajv';
 import type { AppContext } from './context.ts';
 import { installBodyDrain } from './platform/http/body-drain.ts';
+import { installCompression } from './platform/http/compression.ts';
 import { installCors } from './platform/http/cors.ts';
 import { DEFAULT_CREDENTIALS, installAuth, validateAuthRequirement, type AuthRequirement } from './platform/http/auth.ts';
 import { installAuthority } from './platform/http/authority.ts';
@@ -14,7 +15,7 @@ import { ErrorBody, MAX_PARAM_LENGTH, badRequest, frameworkErrorHandler, install
 import { CONSOLE_PATH, serveConsole } from './platform/http/console.ts';
 import { installMetrics } from './platform/http/metrics.ts';
 import { installRequestId, REQUEST_ID_LOG_LABEL, requestId } from './platform/http/request-id.ts';
-import { logRequestLines, prettyLogs } from './platform/logging.ts';
+import { logRequests, prettyLogs } from './platform/logging.ts';
 import type { Api, Module } from './module.ts';
 import { illFormedText } from './platform/http/schemas.ts';
 import { ajvFor } from './platform/http/validation.ts';
@@ -94,7 +95,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
     bodyLimit: JSON_BODY_LIMIT,
     trustProxy: fastifyTrustProxy(ctx.config.trustProxy),
     return503OnClosing: true,
-    // Per-request info lines cost throughput; errors are still logged by the error handler.
+    // Fastify's two lines per request (received, completed) are replaced by one (logRequests).
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: REQUEST_ID_LOG_LABEL }),
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors: frameworkErrorHandler,
@@ -126,6 +127,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
   installCors(app, { allowList: ctx.config.corsOrigins, origins: modules.find((m) => m.browserOrigins)?.browserOrigins?.(ctx) });
   installAuth(app, ctx.auth);
   installAuthority(app, ctx.authority);
+  installCompression(app);
   // Hooks that never wait are written with `done`: an async hook costs every request a promise
   // and a turn of the microtask queue.
   app.addHook('preValidation', (request, _reply, done) => {
@@ -133,7 +135,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
     done(bad ? badRequest(`${bad} must be well-formed Unicode text without NUL characters`) : undefined);
   });
   installMetrics(app);
-  if (prettyLogs(ctx.config)) logRequestLines(app);
+  logRequests(app, prettyLogs(ctx.config));
   app.addSchema(ErrorBody);
 
   await app.register(swagger, {

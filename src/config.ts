@@ -30,12 +30,12 @@ const facesNetwork = (host: string, trustProxy: unknown) => !isLoopback(host) ||
 const API_KEY = text('an API key (no spaces, at most 1,000 characters)', /^\S+$/, 1000);
 
 const UpstreamProviderSchema = Type.Object({
-  id: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,31}$' }),
-  issuer: Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 500 }),
+  id: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,31}$', 'x-pattern-means': 'must be lower-case letters, digits and "-", at most 32' }),
+  issuer: Type.String({ pattern: '^https?://[^\\s]+$', 'x-pattern-means': 'must be an http(s) URL', maxLength: 500 }),
   client_id: Type.String({ minLength: 1, maxLength: 500 }),
   client_secret: Type.String({ minLength: 1, maxLength: 500 }),
   label: Type.String({ minLength: 1, maxLength: 100 }),
-  scope: Type.Optional(Type.String({ pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]+( [\\x21\\x23-\\x5b\\x5d-\\x7e]+)*$', maxLength: 500 })),
+  scope: Type.Optional(Type.String({ pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]+( [\\x21\\x23-\\x5b\\x5d-\\x7e]+)*$', 'x-pattern-means': 'must be scopes separated by single spaces', maxLength: 500 })),
 }, { additionalProperties: false });
 
 export const SETTINGS = {
@@ -65,7 +65,7 @@ export const SETTINGS = {
   logLevel: setting({ env: 'ATRIUM_LOG_LEVEL', group: SERVER, kind: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', description: 'Log level.' }),
   logFormat: setting({
     env: 'ATRIUM_LOG_FORMAT', group: SERVER, kind: oneOf(['auto', 'json', 'pretty']), default: 'auto',
-    description: '`json`: one JSON object per line, for log collectors. `pretty`: for a person at a terminal, one coloured line per request and a start-up banner. `auto`: `pretty` when standard output is a terminal, `json` otherwise.',
+    description: '`json`: one JSON object per line, for log collectors, with one `info` line per request (method, route, status, duration, request id; docs/operations.md#logs). `pretty`: for a person at a terminal, one coloured line per request and a start-up banner. `auto`: `pretty` when standard output is a terminal, `json` otherwise.',
   }),
   maxUploadBytes: setting({
     env: 'ATRIUM_MAX_UPLOAD_BYTES', group: SERVER, kind: integer(0, 999_999_999_999, { unit: 'bytes' }), default: '104857600',

@@ -115,6 +115,9 @@ export async function openContext(config: Config, log?: FastifyBaseLogger, modul
   }
 }
 
+/** How often a stopping server looks for keep-alive connections that have gone idle. */
+const IDLE_REAP_MS = 50;
+
 export interface RunningService extends BuiltApp {
   ctx: AppContext;
   url: string;
@@ -168,7 +171,16 @@ export async function startService(config: Config, options: ServiceOptions = {})
     close() {
       closing ??= (async () => {
         ctx.keys.stop();
-        await built.app.close();
+        // The server closes the keep-alive connections that are idle when it stops listening; one
+        // whose request was still in flight goes idle later, and would hold the stop until its
+        // keep-alive timeout (72 s). So idle connections are closed as they appear until the drain ends.
+        const draining = built.app.close();
+        const reaper = setInterval(() => built.app.server.closeIdleConnections(), IDLE_REAP_MS);
+        try {
+          await draining;
+        } finally {
+          clearInterval(reaper);
+        }
         await Promise.all(workers.map((w) => w.stop()));
         await ctx.database.close();
       })();

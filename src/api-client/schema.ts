@@ -841,6 +841,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/accounts/roles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every project role, what it allows and the part of the project it is about (for role pickers)
+         * @description Requires: authenticated.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            roles: {
+                                /**
+                                 * @description A project role
+                                 * @enum {unknown}
+                                 */
+                                name: "admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager";
+                                /** @description What a holder of the role may do */
+                                description: string;
+                                /**
+                                 * @description The part of the project the role is about, as the console groups its pages
+                                 * @enum {unknown}
+                                 */
+                                group: "Project" | "Rooms" | "Access" | "Integrations" | "Billing";
+                            }[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/accounts/projects/{project_id}": {
         parameters: {
             query?: never;
@@ -1364,6 +1418,8 @@ export interface paths {
                     limit?: number;
                     /** @description Items skipped */
                     offset?: number;
+                    /** @description Only items whose email address contains this text (case-insensitive) */
+                    filter?: string;
                 };
                 header?: never;
                 path: {
@@ -1648,6 +1704,8 @@ export interface paths {
                     limit?: number;
                     /** @description Items skipped */
                     offset?: number;
+                    /** @description Only items whose name contains this text (case-insensitive) */
+                    filter?: string;
                     order_by?: "room_name" | "created_at";
                 };
                 header?: never;
@@ -2462,7 +2520,10 @@ export interface paths {
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Only items whose name or description contains this text (case-insensitive) */
+                    filter?: string;
+                };
                 header?: never;
                 path: {
                     /** @description UUID */
@@ -3691,7 +3752,10 @@ export interface paths {
          */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    /** @description Only items whose name or URL contains this text (case-insensitive) */
+                    filter?: string;
+                };
                 header?: never;
                 path: {
                     /** @description UUID */
@@ -4295,6 +4359,8 @@ export interface paths {
                     room_id?: string;
                     /** @description Only sessions of this room name */
                     room_name?: string;
+                    /** @description Only items whose room name contains this text (case-insensitive) */
+                    filter?: string;
                 };
                 header?: never;
                 path: {
@@ -5431,6 +5497,8 @@ export interface paths {
                     limit?: number;
                     /** @description Items skipped */
                     offset?: number;
+                    /** @description Only items whose room name contains this text (case-insensitive) */
+                    filter?: string;
                 };
                 header?: never;
                 path: {
@@ -7545,6 +7613,8 @@ export interface paths {
                     limit?: number;
                     /** @description Items skipped */
                     offset?: number;
+                    /** @description Only items whose label or room name contains this text (case-insensitive) */
+                    filter?: string;
                 };
                 header?: never;
                 path: {
@@ -8050,6 +8120,8 @@ export interface paths {
                     room_id?: string;
                     task_id?: string;
                     active?: boolean;
+                    /** @description Only items whose name, queue or room name contains this text (case-insensitive) */
+                    filter?: string;
                     /** @description Most items returned */
                     limit?: number;
                     /** @description The same as limit (newer SDKs) */
@@ -8539,6 +8611,8 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
+                    /** @description Only runs in this state */
+                    status?: "pending" | "submitting" | "submitted" | "retrying" | "failed";
                     /** @description Most items returned */
                     limit?: number;
                     /** @description Items skipped */
@@ -12111,6 +12185,8 @@ export interface paths {
                     limit?: number;
                     /** @description Items skipped */
                     offset?: number;
+                    /** @description Only items whose filter expression contains this text (case-insensitive) */
+                    filter?: string;
                 };
                 header?: never;
                 path: {
@@ -12527,6 +12603,8 @@ export interface paths {
                     limit?: number;
                     /** @description Items skipped */
                     offset?: number;
+                    /** @description Only items whose type or description contains this text (case-insensitive) */
+                    filter?: string;
                 };
                 header?: never;
                 path: {
@@ -13091,7 +13169,7 @@ export interface paths {
         put?: never;
         /**
          * Create the first admin and their first project (only while no account exists)
-         * @description No credential.
+         * @description The answer sets a short-lived cookie for the sign-in pages: the console's sign-in that follows signs the new admin in without asking for the password again. No credential.
          */
         post: {
             parameters: {

@@ -3,9 +3,8 @@
 // the generated API client (src/api-client, the console's too), and output as a table or JSON.
 import { ApiError, createApiClient, type ApiClient } from '../api-client/client.ts';
 import { configDir, CredentialStore, NotSignedInError, UsageError } from './credentials.ts';
-import { accessTokenFor } from './login.ts';
 
-export { resolveServer, UsageError } from './credentials.ts';
+export { resolveServer } from './credentials.ts';
 
 export const loginHint = (server: string) => `npx atrium login --server ${server}`;
 
@@ -14,18 +13,10 @@ export function apiClientFor(server: string, env: NodeJS.ProcessEnv = process.en
   const store = new CredentialStore(configDir(env));
   return createApiClient({
     baseUrl: server,
-    credential: fixed ? async () => fixed : () => accessTokenFor(server, store),
+    // The OpenID client is loaded only when a stored token must be refreshed.
+    credential: fixed ? async () => fixed : () => store.accessToken(server, async (tokens) => (await import('./login.ts')).refreshTokens(server, tokens)),
   });
 }
-
-/** Where a command writes and what it reads of its environment: the process's, or a caller's own. */
-export interface CommandIo {
-  out: { write(text: string): unknown; isTTY?: boolean };
-  err: { write(text: string): unknown; isTTY?: boolean };
-  env: NodeJS.ProcessEnv;
-}
-
-export const processIo = (): CommandIo => ({ out: process.stdout, err: process.stderr, env: process.env });
 
 /** The message a person reads for a failed command: the API's own message and code, or a hint. */
 export function describeFailure(error: unknown, server: string): string {

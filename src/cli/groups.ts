@@ -1,36 +1,14 @@
-// The CLI's command groups for everyday work — projects, members, rooms, API keys, OAuth clients,
-// webhooks, storage — declared as data: each command names its arguments and options, says what it
-// does (the help text and docs/cli.md come from here), calls the API through the generated client
-// and returns rows, a record or a message; printing as a table or `--json`, the server, the
-// credential, the project and error messages are handled once, in `runGroup`.
-import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream, statSync } from 'node:fs';
-import { basename } from 'node:path';
-import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
+// The CLI's command groups, declared as data: each group says which console pages it covers, each
+// command names its arguments and options and says what it does (the help text, the nearest-command
+// suggestions and docs/cli.md come from here), and whether it deletes something (asked on a
+// terminal, `--yes` skips). A group's code is a module of src/cli/commands/, loaded only when one of
+// its commands runs; printing as a table or `--json`, the server, the credential, the project,
+// confirmations and error messages are handled once, in `runGroup`.
 import { parseArgs, type ParseArgsOptionDescriptor } from 'node:util';
-import { unwrap, type ApiClient } from '../api-client/client.ts';
-import { apiClientFor, bytes, describeFailure, processIo, record, resolveServer, table, transferLine, UsageError, type CommandIo } from './api.ts';
+import { closest, distance } from 'fastest-levenshtein';
+import { processIo, UsageError, type CommandIo, type Context, type Implementations, type Option } from './command-kit.ts';
 
-interface Option { type: 'string' | 'boolean'; multiple?: boolean; description: string; placeholder?: string }
-
-type Result =
-  | { rows: Record<string, unknown>[]; columns: string[]; data?: unknown }
-  | { record: Record<string, unknown>; keys?: string[] }
-  | { message: string; data?: unknown };
-
-interface Context {
-  api: ApiClient;
-  server: string;
-  args: string[];
-  options: Record<string, string | boolean | string[] | undefined>;
-  /** The project to work in: --project, ATRIUM_PROJECT, or the caller's only project. */
-  project(): Promise<string>;
-  /** Progress for long transfers, on stderr. */
-  progress(text: string, done?: boolean): void;
-}
-
-interface Command {
+export interface Command {
   name: string;
   summary: string;
   /** Positional arguments, e.g. ['<email>', '[path]']. */
@@ -38,381 +16,369 @@ interface Command {
   options?: Record<string, Option>;
   /** Commands that act on no project skip the --project option. */
   noProject?: boolean;
-  run(ctx: Context): Promise<Result>;
+  /** A command that deletes: the question asked on a terminal, its arguments by name (`Delete room <name>?`). */
+  confirm?: string;
 }
 
 export interface Group {
   name: string;
   summary: string;
-  commands: Command[];
+  /** The console's pages (families, console/src/families) the group does from the command line. */
+  families: readonly string[];
+  /** What `atrium <group>` alone runs, for a group with one obvious command. */
+  default?: string;
+  commands: readonly Command[];
+  code: () => Promise<Implementations>;
 }
 
-const ROLES_OPTION: Option = { type: 'string', multiple: true, description: 'A project role (repeat for more); default member', placeholder: 'ROLE' };
+const ROLES: Option = { type: 'string', multiple: true, description: 'A project role (repeat for more); `atrium members roles` lists them', placeholder: 'ROLE' };
+const FILTER: Option = { type: 'string', description: 'Only items whose name contains this text', placeholder: 'TEXT' };
+const ROOM: Option = { type: 'string', description: 'A room\'s own, instead of the project\'s', placeholder: 'ROOM' };
+const FILE = (what: string): Option => ({ type: 'string', description: `${what} (YAML or JSON; - for standard input)`, placeholder: 'PATH' });
+const LIMIT: Option = { type: 'string', description: 'Most rows shown (default 100, at most 1000)', placeholder: 'N' };
 
-const str = (ctx: Context, name: string) => ctx.options[name] as string | undefined;
-const arg = (ctx: Context, index: number, name: string): string => {
-  const value = ctx.args[index];
-  if (value === undefined) throw new UsageError(`missing ${name}`);
-  return value;
-};
+const code = <T extends Implementations>(load: () => Promise<{ commands: T }>) => async () => (await load()).commands;
 
-const projects: Group = {
-  name: 'projects',
-  summary: 'Projects you can use',
-  commands: [
-    {
-      name: 'list', summary: 'List the projects you are a member of', noProject: true,
-      async run({ api }) {
-        const { projects } = await unwrap(api.GET('/accounts/projects'));
-        return { rows: projects, columns: ['id', 'name', 'enabled', 'created_at'], data: projects };
+export const GROUPS: readonly Group[] = [
+  {
+    name: 'projects', summary: 'Projects you can use', families: ['project'],
+    code: code(() => import('./commands/projects.ts')),
+    commands: [
+      { name: 'list', summary: 'List the projects you are a member of', noProject: true },
+      { name: 'show', summary: 'Show a project', args: ['[project_id]'] },
+      { name: 'create', summary: 'Create a project (you become its admin)', args: ['<name>'], noProject: true },
+    ],
+  },
+  {
+    name: 'members', summary: 'Project members and invitations', families: ['members'],
+    code: code(() => import('./commands/members.ts')),
+    commands: [
+      { name: 'list', summary: 'List the members of the project', options: { filter: { ...FILTER, description: 'Only members whose name or email contains this text' } } },
+      { name: 'add', summary: 'Add a member by email (a known address joins at once, an unknown one is invited) or by user id', args: ['<email|user_id>'], options: { role: ROLES } },
+      { name: 'invite', summary: 'Invite an address to the project (the same as add with an email)', args: ['<email>'], options: { role: ROLES } },
+      { name: 'set-roles', summary: "Replace a member's roles", args: ['<user_id>'], options: { role: ROLES } },
+      { name: 'remove', summary: 'Remove a member from the project', args: ['<user_id>'], confirm: 'Remove member <user_id> from the project?' },
+      { name: 'invitations', summary: 'List pending and expired invitations', options: { filter: { ...FILTER, description: 'Only invitations whose address contains this text' } } },
+      { name: 'resend', summary: 'Send an invitation again with a new link (the old one stops working)', args: ['<invitation_id>'] },
+      { name: 'revoke', summary: 'Revoke an invitation', args: ['<invitation_id>'], confirm: 'Revoke invitation <invitation_id>?' },
+      { name: 'roles', summary: 'Every project role, what it allows and what it is about', noProject: true },
+    ],
+  },
+  {
+    name: 'rooms', summary: 'Rooms of the project, and connection info for one', families: ['rooms'],
+    code: code(() => import('./commands/rooms.ts')),
+    commands: [
+      { name: 'list', summary: 'List the rooms', options: { filter: FILTER, limit: LIMIT } },
+      { name: 'show', summary: 'Show a room', args: ['<name>'] },
+      { name: 'create', summary: 'Create a room (nothing happens if it exists)', args: ['<name>'], options: { metadata: { type: 'string', description: 'Metadata, a JSON object', placeholder: 'JSON' } } },
+      { name: 'update', summary: 'Rename a room or replace its metadata', args: ['<name>'], options: { name: { type: 'string', description: 'The new name', placeholder: 'NAME' }, metadata: { type: 'string', description: 'The new metadata, a JSON object', placeholder: 'JSON' } } },
+      { name: 'delete', summary: 'Delete a room', args: ['<name>'], confirm: 'Delete room <name>?' },
+      { name: 'connect', summary: 'Connection info for a room: the room URL and a participant token for you', args: ['<name>'] },
+    ],
+  },
+  {
+    name: 'agents', summary: 'Managed agents of the project', families: ['agents'],
+    code: code(() => import('./commands/agents.ts')),
+    commands: [
+      { name: 'list', summary: 'List the managed agents', options: { filter: FILTER } },
+      { name: 'show', summary: 'Show an agent and its configuration', args: ['<name>'] },
+      { name: 'create', summary: 'Create an agent from its configuration', args: ['<name>'], options: { file: FILE('The configuration, an object') } },
+      { name: 'update', summary: "Replace an agent's configuration", args: ['<name>'], options: { file: FILE('The configuration, an object') } },
+      { name: 'delete', summary: 'Delete an agent', args: ['<name>'], confirm: 'Delete agent <name>?' },
+      { name: 'connect', summary: 'Connection info for an agent: its room URL and a token', args: ['<name>'] },
+    ],
+  },
+  {
+    name: 'sessions', summary: 'Room sessions: running and recent, their events, terminate', families: ['sessions'],
+    code: code(() => import('./commands/sessions.ts')),
+    commands: [
+      { name: 'list', summary: 'List the running sessions (--all: recent ones too), newest first', options: { all: { type: 'boolean', description: 'Ended sessions too' }, filter: { ...FILTER, description: 'Only sessions of rooms whose name contains this text' }, limit: LIMIT } },
+      { name: 'show', summary: 'Show a session', args: ['<session_id>'] },
+      { name: 'events', summary: "A session's events, oldest first", args: ['<session_id>'], options: { type: { type: 'string', description: 'Only events of this type, e.g. log', placeholder: 'TYPE' }, limit: LIMIT } },
+      { name: 'terminate', summary: 'Ask the room server to end a running session', args: ['<session_id>'], confirm: 'Terminate session <session_id>?' },
+    ],
+  },
+  {
+    name: 'scheduled-tasks', summary: "Messages sent to a room's queue on a schedule, and their runs", families: ['scheduled-tasks'],
+    code: code(() => import('./commands/scheduled-tasks.ts')),
+    commands: [
+      { name: 'list', summary: 'List the scheduled tasks', options: { filter: { ...FILTER, description: 'Only tasks whose name, queue or room contains this text' } } },
+      { name: 'show', summary: 'Show a scheduled task', args: ['<task_id>'] },
+      {
+        name: 'create', summary: 'Schedule a message to a room\'s queue',
+        options: {
+          room: { type: 'string', description: 'The room; required', placeholder: 'ROOM' },
+          schedule: { type: 'string', description: 'A 5-field cron expression or an interval ("15 minutes"); required', placeholder: 'WHEN' },
+          queue: { type: 'string', description: 'The room queue; required', placeholder: 'QUEUE' },
+          payload: { type: 'string', description: 'The message, a JSON object (default {})', placeholder: 'JSON' },
+          name: { type: 'string', description: 'A name', placeholder: 'NAME' },
+          'time-zone': { type: 'string', description: 'The IANA zone the cron expression is read in (default UTC)', placeholder: 'ZONE' },
+          once: { type: 'boolean', description: 'Run once, then become inactive' },
+          inactive: { type: 'boolean', description: 'Created inactive' },
+        },
       },
-    },
-    {
-      name: 'show', summary: 'Show a project', args: ['[project_id]'],
-      async run(ctx) {
-        const id = ctx.args[0] ?? (await ctx.project());
-        return { record: await unwrap(ctx.api.GET('/accounts/projects/{project_id}', { params: { path: { project_id: id } } })) };
+      { name: 'delete', summary: 'Delete a scheduled task', args: ['<task_id>'], confirm: 'Delete scheduled task <task_id>?' },
+      { name: 'runs', summary: "A task's runs, newest first", args: ['<task_id>'], options: { status: { type: 'string', description: 'Only runs in this state: pending, submitting, submitted, retrying or failed', placeholder: 'STATE' }, limit: LIMIT } },
+    ],
+  },
+  {
+    name: 'services', summary: "The project's services, and a room's own (--room)", families: ['services'],
+    code: code(() => import('./commands/services.ts')),
+    commands: [
+      { name: 'list', summary: 'List the services', options: { room: ROOM, filter: FILTER } },
+      { name: 'show', summary: 'Show a service\'s spec', args: ['<service_id>'], options: { room: ROOM } },
+      { name: 'create', summary: 'Create a service from a ServiceSpec or a ServiceTemplate file', options: { file: FILE('The spec or template'), values: { type: 'string', description: "A template's values, a JSON object of strings", placeholder: 'JSON' }, room: ROOM } },
+      { name: 'update', summary: 'Replace a service\'s spec', args: ['<service_id>'], options: { file: FILE('The spec or template'), values: { type: 'string', description: "A template's values, a JSON object of strings", placeholder: 'JSON' }, room: ROOM } },
+      { name: 'delete', summary: 'Delete a service', args: ['<service_id>'], options: { room: ROOM }, confirm: 'Delete service <service_id>?' },
+    ],
+  },
+  {
+    name: 'storage', summary: 'Project storage: list, copy both ways, remove (remote paths start with ":")', families: ['storage'],
+    code: code(() => import('./commands/storage.ts')),
+    commands: [
+      { name: 'ls', summary: 'List a folder of project storage', args: ['[:path]'] },
+      { name: 'cp', summary: 'Copy a local file to storage (cp FILE :PATH) or a stored file here (cp :PATH FILE), with a progress bar', args: ['<source>', '<destination>'] },
+      { name: 'rm', summary: 'Remove a file from storage', args: ['<:path>'], confirm: 'Remove <:path> from storage?' },
+    ],
+  },
+  {
+    name: 'api-keys', summary: 'Project API keys', families: ['api-keys'],
+    code: code(() => import('./commands/api-keys.ts')),
+    commands: [
+      { name: 'list', summary: 'List the API keys (values are never shown again)', options: { filter: { ...FILTER, description: 'Only keys whose name or description contains this text' } } },
+      { name: 'create', summary: 'Create an API key and print its value (shown once)', args: ['<name>'], options: { role: { ...ROLES, description: 'A role of the key (repeat for more); default admin' }, description: { type: 'string', description: 'What the key is for', placeholder: 'TEXT' } } },
+      { name: 'delete', summary: 'Delete an API key', args: ['<id>'], confirm: 'Delete API key <id>? Requests with it fail from now on.' },
+    ],
+  },
+  {
+    name: 'oauth-clients', summary: "OAuth clients that sign the project's users in", families: ['oauth-clients'],
+    code: code(() => import('./commands/oauth-clients.ts')),
+    commands: [
+      { name: 'list', summary: 'List the OAuth clients', options: { filter: FILTER } },
+      { name: 'show', summary: 'Show an OAuth client', args: ['<client_id>'] },
+      {
+        name: 'create', summary: 'Register a client for the authorization code flow (the secret is shown once)', args: ['<name>'],
+        options: {
+          'redirect-uri': { type: 'string', multiple: true, description: 'A redirect URI (repeat for more); required', placeholder: 'URL' },
+          scope: { type: 'string', description: 'Space-separated scopes; default "openid profile email profile:read rooms:connect"', placeholder: 'SCOPES' },
+          public: { type: 'boolean', description: 'A public client (no secret): single-page and native apps' },
+        },
       },
-    },
-    {
-      name: 'create', summary: 'Create a project (you become its admin)', args: ['<name>'], noProject: true,
-      async run(ctx) {
-        return { record: await unwrap(ctx.api.POST('/accounts/projects', { body: { name: arg(ctx, 0, '<name>') } })) };
+      { name: 'delete', summary: 'Delete an OAuth client (its tokens stop working)', args: ['<client_id>'], confirm: 'Delete OAuth client <client_id>? Its tokens stop working.' },
+    ],
+  },
+  {
+    name: 'external-oauth', summary: 'OAuth registrations at other services that agents sign in to (the project\'s, or a room\'s with --room)', families: ['external-oauth'],
+    code: code(() => import('./commands/external-oauth.ts')),
+    commands: [
+      { name: 'list', summary: 'List the registrations', options: { room: ROOM, filter: { ...FILTER, description: 'Only registrations whose client id contains this text' } } },
+      {
+        name: 'create', summary: 'Register a client of another OAuth server',
+        options: {
+          'client-id': { type: 'string', description: 'The client id there; required', placeholder: 'ID' },
+          'client-secret-file': { type: 'string', description: 'A file holding the client secret (- for standard input)', placeholder: 'PATH' },
+          'authorization-endpoint': { type: 'string', description: 'Its authorization endpoint', placeholder: 'URL' },
+          'token-endpoint': { type: 'string', description: 'Its token endpoint', placeholder: 'URL' },
+          scope: { type: 'string', multiple: true, description: 'A scope to ask for (repeat for more)', placeholder: 'SCOPE' },
+          'delegated-to': { type: 'string', description: 'The participant identity it is for (default everyone)', placeholder: 'IDENTITY' },
+          room: ROOM,
+        },
       },
-    },
-  ],
-};
-
-const members: Group = {
-  name: 'members',
-  summary: 'Project members and invitations',
-  commands: [
-    {
-      name: 'list', summary: 'List the members of the project',
-      async run(ctx) {
-        const body = await unwrap(ctx.api.GET('/accounts/projects/{project_id}/users', { params: { path: { project_id: await ctx.project() }, query: { count: 1000 } } }));
-        return { rows: body.users, columns: ['user_id', 'email', 'roles', 'added_at'], data: body };
+      { name: 'delete', summary: 'Delete a registration', args: ['<registration_id>'], options: { room: ROOM }, confirm: 'Delete registration <registration_id>?' },
+    ],
+  },
+  {
+    name: 'secrets', summary: "The project's secrets, and a room's (--room); values are write-only", families: ['secrets'],
+    code: code(() => import('./commands/secrets.ts')),
+    commands: [
+      { name: 'list', summary: 'List the secrets (never their values)', options: { room: ROOM, filter: FILTER } },
+      {
+        name: 'create', summary: 'Create a secret; the value is read from a file or standard input, never the command line', args: ['<name>'],
+        options: {
+          type: { type: 'string', description: 'keys (a JSON object of strings), docker (registry credentials) or a label of your own; default keys', placeholder: 'TYPE' },
+          'value-file': { type: 'string', description: 'The file holding the value (- for standard input); required', placeholder: 'PATH' },
+          room: ROOM,
+          'for-identity': { type: 'string', description: 'A room secret for this participant only', placeholder: 'IDENTITY' },
+          'delegated-to': { type: 'string', description: 'The identity that may use it on the participant\'s behalf', placeholder: 'IDENTITY' },
+        },
       },
-    },
-    {
-      name: 'add', summary: 'Add a member by email (a known address joins at once, an unknown one is invited) or by user id', args: ['<email|user_id>'],
-      options: { role: ROLES_OPTION },
-      async run(ctx) {
-        const who = arg(ctx, 0, '<email|user_id>');
-        const roles = ctx.options.role as string[] | undefined;
-        const body = await unwrap(ctx.api.POST('/accounts/projects/{project_id}/users', {
-          params: { path: { project_id: await ctx.project() } },
-          body: { ...(who.includes('@') ? { email: who } : { user_id: who }), ...(roles ? { roles: roles as never } : {}) },
-        }));
-        if (body.status === 'invited') {
-          const mailed = body.invitation?.mail_sent === false ? ' (not mailed: the server has no mail transport; resend once it has)' : '';
-          return { message: `Invited ${who}: the invitation expires ${body.invitation?.expires_at}${mailed}`, data: body };
-        }
-        return { message: `Added ${who} (user ${body.user_id})`, data: body };
+      {
+        name: 'update', summary: "Replace a secret's value (and type)", args: ['<secret_id>'],
+        options: {
+          type: { type: 'string', description: 'The new type (default: keep it)', placeholder: 'TYPE' },
+          'value-file': { type: 'string', description: 'The file holding the value (- for standard input); required', placeholder: 'PATH' },
+          room: ROOM,
+          'for-identity': { type: 'string', description: 'Which value of a room secret', placeholder: 'IDENTITY' },
+          'delegated-to': { type: 'string', description: 'Which value of a room secret', placeholder: 'IDENTITY' },
+        },
       },
-    },
-    {
-      name: 'invite', summary: 'Invite an address to the project (the same as add with an email)', args: ['<email>'],
-      options: { role: ROLES_OPTION },
-      async run(ctx) {
-        if (!arg(ctx, 0, '<email>').includes('@')) throw new UsageError('invite takes an email address; add a user by id with `atrium members add USER_ID`');
-        return members.commands.find((c) => c.name === 'add')!.run(ctx);
+      {
+        name: 'delete', summary: 'Delete a secret', args: ['<secret_id>'], confirm: 'Delete secret <secret_id>?',
+        options: { room: ROOM, 'for-identity': { type: 'string', description: 'Which value of a room secret', placeholder: 'IDENTITY' }, 'delegated-to': { type: 'string', description: 'Which value of a room secret', placeholder: 'IDENTITY' } },
       },
-    },
-    {
-      name: 'set-roles', summary: "Replace a member's roles", args: ['<user_id>'], options: { role: ROLES_OPTION },
-      async run(ctx) {
-        const roles = (ctx.options.role as string[] | undefined) ?? [];
-        if (roles.length === 0) throw new UsageError('name at least one --role');
-        await unwrap(ctx.api.PUT('/accounts/projects/{project_id}/users/{user_id}', { params: { path: { project_id: await ctx.project(), user_id: arg(ctx, 0, '<user_id>') } }, body: { roles: roles as never } }));
-        return { message: `Roles of ${ctx.args[0]}: ${roles.join(', ')}` };
+    ],
+  },
+  {
+    name: 'shares', summary: 'Links into one room for people without an account', families: ['shares'],
+    code: code(() => import('./commands/shares.ts')),
+    commands: [
+      { name: 'list', summary: 'List the shares (never their tokens)', options: { filter: { ...FILTER, description: 'Only shares whose label or room contains this text' } } },
+      {
+        name: 'create', summary: 'Create a share of a room and print its token (shown once)',
+        options: {
+          room: { type: 'string', description: 'The room; required', placeholder: 'ROOM' },
+          label: { type: 'string', description: 'A label', placeholder: 'TEXT' },
+          'expires-at': { type: 'string', description: 'When it stops working, ISO 8601', placeholder: 'TIME' },
+          grants: { type: 'string', description: 'What its holder may do, a JSON object of participant-token grants (default: viewer)', placeholder: 'JSON' },
+        },
       },
-    },
-    {
-      name: 'remove', summary: 'Remove a member from the project', args: ['<user_id>'],
-      async run(ctx) {
-        await unwrap(ctx.api.DELETE('/accounts/projects/{project_id}/users/{user_id}', { params: { path: { project_id: await ctx.project(), user_id: arg(ctx, 0, '<user_id>') } } }));
-        return { message: `Removed ${ctx.args[0]}` };
+      { name: 'delete', summary: 'Delete a share: its token stops working', args: ['<share_id>'], confirm: 'Delete share <share_id>? Its token stops working.' },
+    ],
+  },
+  {
+    name: 'webhooks', summary: 'Webhooks, their deliveries, redelivery and test events (`atrium webhooks listen` receives them locally)', families: ['webhooks'],
+    code: code(() => import('./commands/webhooks.ts')),
+    commands: [
+      { name: 'list', summary: 'List the webhooks', options: { filter: { ...FILTER, description: 'Only webhooks whose name or URL contains this text' } } },
+      {
+        name: 'create', summary: 'Create a webhook and print its signing secret (shown once; for `atrium webhooks listen --secret`)', args: ['<url>'],
+        options: {
+          secret: { type: 'string', description: 'The signing secret; default a new random one', placeholder: 'SECRET' },
+          event: { type: 'string', multiple: true, description: 'An event type (repeat for more); required', placeholder: 'TYPE' },
+          name: { type: 'string', description: 'A name; default the URL\'s host', placeholder: 'NAME' },
+        },
       },
-    },
-    {
-      name: 'invitations', summary: 'List pending and expired invitations',
-      async run(ctx) {
-        const body = await unwrap(ctx.api.GET('/accounts/projects/{project_id}/invitations', { params: { path: { project_id: await ctx.project() }, query: { limit: 1000 } } }));
-        return { rows: body.invitations, columns: ['id', 'email', 'roles', 'status', 'sent_count', 'expires_at'], data: body };
+      { name: 'delete', summary: 'Delete a webhook', args: ['<webhook_id>'], confirm: 'Delete webhook <webhook_id> and its delivery history?' },
+      { name: 'deliveries', summary: "A webhook's delivery history, newest first", args: ['<webhook_id>'], options: { status: { type: 'string', description: 'Only pending, succeeded, failed or cancelled deliveries', placeholder: 'STATUS' } } },
+      { name: 'test', summary: 'Send a signed webhook.test delivery now (it shows in the deliveries)', args: ['<webhook_id>'] },
+      { name: 'redeliver', summary: 'Send a delivery again now', args: ['<webhook_id>', '<delivery_id>'] },
+    ],
+  },
+  {
+    name: 'feeds', summary: 'Feeds, their messages and the subscriptions that write them into rooms\' storage', families: ['feeds'],
+    code: code(() => import('./commands/feeds.ts')),
+    commands: [
+      { name: 'list', summary: 'List the feeds', options: { filter: FILTER } },
+      { name: 'show', summary: 'Show a feed', args: ['<feed>'] },
+      {
+        name: 'create', summary: 'Create a feed', args: ['<name>'],
+        options: {
+          visibility: { type: 'string', description: 'private (default), project or public; fixed at creation', placeholder: 'WHO' },
+          description: { type: 'string', description: 'What it carries', placeholder: 'TEXT' },
+          schema: FILE('A JSON Schema every message must match'),
+          paused: { type: 'boolean', description: 'Created paused' },
+        },
       },
-    },
-    {
-      name: 'resend', summary: 'Send an invitation again with a new link (the old one stops working)', args: ['<invitation_id>'],
-      async run(ctx) {
-        const body = await unwrap(ctx.api.POST('/accounts/projects/{project_id}/invitations/{invitation_id}/resend', { params: { path: { project_id: await ctx.project(), invitation_id: arg(ctx, 0, '<invitation_id>') } }, body: {} }));
-        return { message: `Sent again to ${body.email}; expires ${body.expires_at}`, data: body };
+      { name: 'update', summary: 'Pause or resume a feed, or change its description', args: ['<feed>'], options: { pause: { type: 'boolean', description: 'Pause it' }, resume: { type: 'boolean', description: 'Resume it' }, description: { type: 'string', description: 'The new description', placeholder: 'TEXT' } } },
+      { name: 'delete', summary: 'Delete a feed', args: ['<feed>'], confirm: 'Delete feed <feed>?' },
+      { name: 'publish', summary: 'Publish a message (a JSON value)', args: ['<feed>', '<json>'] },
+      { name: 'subscriptions', summary: "A feed's subscriptions", args: ['<feed>'] },
+      { name: 'subscribe', summary: 'Write a feed\'s messages into a room\'s storage from now on', args: ['<feed>'], options: { room: { type: 'string', description: 'The room; required', placeholder: 'ROOM' }, path: { type: 'string', description: 'The folder in the room\'s storage (default its root)', placeholder: 'PATH' } } },
+      { name: 'unsubscribe', summary: 'Delete a subscription', args: ['<feed>', '<subscription_id>'], confirm: 'Delete subscription <subscription_id> of feed <feed>?' },
+    ],
+  },
+  {
+    name: 'llm-loggers', summary: "Copy the LLM proxy's calls that match a filter into a feed", families: ['llm-loggers'],
+    code: code(() => import('./commands/llm-loggers.ts')),
+    commands: [
+      { name: 'list', summary: 'List the LLM loggers', options: { filter: { ...FILTER, description: 'Only loggers whose filter expression contains this text' } } },
+      { name: 'create', summary: 'Create an LLM logger', options: { feed: { type: 'string', description: 'The destination feed, by name or id; required', placeholder: 'FEED' }, expression: { type: 'string', description: 'The JMESPath filter the calls must match; required', placeholder: 'JMESPATH' }, paused: { type: 'boolean', description: 'Created paused' } } },
+      { name: 'update', summary: 'Change, pause or resume an LLM logger', args: ['<logger_id>'], options: { expression: { type: 'string', description: 'The new filter', placeholder: 'JMESPATH' }, pause: { type: 'boolean', description: 'Pause it' }, resume: { type: 'boolean', description: 'Resume it' } } },
+      { name: 'delete', summary: 'Delete an LLM logger', args: ['<logger_id>'], confirm: 'Delete LLM logger <logger_id>?' },
+    ],
+  },
+  {
+    name: 'routes', summary: "Domains whose traffic goes to a room's services or an agent", families: ['routes'],
+    code: code(() => import('./commands/routes.ts')),
+    commands: [
+      { name: 'list', summary: 'List the routes', options: { filter: { ...FILTER, description: 'Only routes whose domain contains this text' } } },
+      { name: 'show', summary: "Show a route's spec", args: ['<domain>'] },
+      { name: 'create', summary: 'Create a route from a RouteSpec file', options: { file: FILE('The RouteSpec') } },
+      { name: 'update', summary: "Replace a route's spec", args: ['<domain>'], options: { file: FILE('The RouteSpec') } },
+      { name: 'delete', summary: 'Delete a route', args: ['<domain>'], confirm: 'Delete the route of <domain>?' },
+    ],
+  },
+  {
+    name: 'mailboxes', summary: "Email addresses whose mail goes to a room's queue", families: ['mailboxes'],
+    code: code(() => import('./commands/mailboxes.ts')),
+    commands: [
+      { name: 'list', summary: 'List the mailboxes', options: { filter: { ...FILTER, description: 'Only addresses that contain this text' } } },
+      { name: 'show', summary: 'Show a mailbox', args: ['<address>'] },
+      { name: 'create', summary: 'Create a mailbox under an allowed mail domain', args: ['<address>'], options: { room: { type: 'string', description: 'The room; required', placeholder: 'ROOM' }, queue: { type: 'string', description: 'The room queue; required', placeholder: 'QUEUE' }, public: { type: 'boolean', description: 'Accept mail from anyone (default: project members only)' } } },
+      { name: 'update', summary: 'Send a mailbox\'s mail elsewhere', args: ['<address>'], options: { room: { type: 'string', description: 'The room', placeholder: 'ROOM' }, queue: { type: 'string', description: 'The room queue', placeholder: 'QUEUE' }, public: { type: 'boolean', description: 'Accept mail from anyone' }, private: { type: 'boolean', description: 'Accept mail from project members only' } } },
+      { name: 'delete', summary: 'Delete a mailbox', args: ['<address>'], confirm: 'Delete mailbox <address>?' },
+    ],
+  },
+  {
+    name: 'repositories', summary: 'Image repositories in the registry, and tokens for them', families: ['repositories'],
+    code: code(() => import('./commands/repositories.ts')),
+    commands: [
+      { name: 'list', summary: 'List the repositories', options: { filter: FILTER } },
+      { name: 'create', summary: 'Create a repository', args: ['<name>'], options: { description: { type: 'string', description: 'What it holds', placeholder: 'TEXT' } } },
+      { name: 'delete', summary: 'Delete a repository', args: ['<repository>'], confirm: 'Delete repository <repository>?' },
+      { name: 'token', summary: 'A registry token for docker login (pull; --push too)', args: ['<repository>'], options: { push: { type: 'boolean', description: 'Pull and push' } } },
+    ],
+  },
+  {
+    name: 'policies', summary: 'Roles on one room, feed or repository, beyond project roles', families: [],
+    code: code(() => import('./commands/policies.ts')),
+    commands: [
+      { name: 'list', summary: 'Who holds which roles on the resource', args: ['<room|feed|repository>', '<name>'] },
+      {
+        name: 'grant', summary: 'Give a user, an API key or every member roles on the resource', args: ['<room|feed|repository>', '<name>'],
+        options: {
+          user: { type: 'string', description: 'A project user, by email', placeholder: 'EMAIL' },
+          'api-key': { type: 'string', description: 'An API key of the project, by id', placeholder: 'ID' },
+          members: { type: 'boolean', description: 'Every project member' },
+          developers: { type: 'boolean', description: 'Every project developer' },
+          role: { type: 'string', multiple: true, description: 'A role on the resource (repeat for more); required', placeholder: 'ROLE' },
+        },
       },
-    },
-    {
-      name: 'revoke', summary: 'Revoke an invitation', args: ['<invitation_id>'],
-      async run(ctx) {
-        await unwrap(ctx.api.DELETE('/accounts/projects/{project_id}/invitations/{invitation_id}', { params: { path: { project_id: await ctx.project(), invitation_id: arg(ctx, 0, '<invitation_id>') } } }));
-        return { message: `Revoked ${ctx.args[0]}` };
+      {
+        name: 'revoke', summary: 'Take every role on the resource from a subject', args: ['<room|feed|repository>', '<name>'], confirm: 'Revoke the roles on <room|feed|repository> <name>?',
+        options: {
+          user: { type: 'string', description: 'A project user, by email', placeholder: 'EMAIL' },
+          'api-key': { type: 'string', description: 'An API key, by id', placeholder: 'ID' },
+          members: { type: 'boolean', description: 'Every project member' },
+          developers: { type: 'boolean', description: 'Every project developer' },
+        },
       },
-    },
-  ],
-};
-
-const rooms: Group = {
-  name: 'rooms',
-  summary: 'Rooms of the project, and connection info for one',
-  commands: [
-    {
-      name: 'list', summary: 'List the rooms',
-      async run(ctx) {
-        const body = await unwrap(ctx.api.GET('/accounts/projects/{project_id}/rooms', { params: { path: { project_id: await ctx.project() }, query: { limit: 1000 } } }));
-        return { rows: body.rooms, columns: ['id', 'name', 'created_at'], data: body };
+    ],
+  },
+  {
+    name: 'billing', summary: 'Balance, transactions and auto-recharge (`atrium billing verify` checks the books on the server)', families: ['billing'],
+    code: code(() => import('./commands/billing.ts')),
+    commands: [
+      { name: 'balance', summary: 'The balance, what is reserved and available, and auto-recharge' },
+      { name: 'transactions', summary: 'The ledger, newest first', options: { filter: { ...FILTER, description: 'Only entries whose type or description contains this text' }, limit: LIMIT } },
+      {
+        name: 'recharge', summary: 'Set auto-recharge',
+        options: {
+          on: { type: 'boolean', description: 'Turn it on' }, off: { type: 'boolean', description: 'Turn it off' },
+          amount: { type: 'string', description: 'Bought by each recharge', placeholder: 'AMOUNT' },
+          threshold: { type: 'string', description: 'Recharge when the balance falls below this', placeholder: 'AMOUNT' },
+          'monthly-budget': { type: 'string', description: 'At most this much a month', placeholder: 'AMOUNT' },
+        },
       },
-    },
-    {
-      name: 'create', summary: 'Create a room (nothing happens if it exists)', args: ['<name>'],
-      async run(ctx) {
-        return { record: await unwrap(ctx.api.POST('/accounts/projects/{project_id}/rooms', { params: { path: { project_id: await ctx.project() } }, body: { name: arg(ctx, 0, '<name>'), if_not_exists: true } })) };
+    ],
+  },
+  {
+    name: 'usage', summary: 'What the project used and what it cost: LLM calls and session minutes', families: ['usage'], default: 'report',
+    code: code(() => import('./commands/usage.ts')),
+    commands: [
+      {
+        name: 'report', summary: 'Cost by model (default) or by day, this month unless told otherwise',
+        options: {
+          by: { type: 'string', description: 'model (default), provider, room or day', placeholder: 'WHAT' },
+          start: { type: 'string', description: 'From this day or time, ISO 8601 (default: the first of this month)', placeholder: 'TIME' },
+          end: { type: 'string', description: 'Until this day or time, exclusive (default: now)', placeholder: 'TIME' },
+          provider: { type: 'string', description: 'Only this provider: openai, anthropic or sessions', placeholder: 'NAME' },
+          room: { type: 'string', description: 'Only the calls of this room', placeholder: 'ROOM' },
+        },
       },
-    },
-    {
-      name: 'delete', summary: 'Delete a room', args: ['<name>'],
-      async run(ctx) {
-        const project_id = await ctx.project();
-        const room = await unwrap(ctx.api.GET('/accounts/projects/{project_id}/rooms/{room_name}', { params: { path: { project_id, room_name: arg(ctx, 0, '<name>') } } }));
-        await unwrap(ctx.api.DELETE('/accounts/projects/{project_id}/rooms/{room_id}', { params: { path: { project_id, room_id: room.id } } }));
-        return { message: `Deleted room ${room.name}` };
-      },
-    },
-    {
-      name: 'connect', summary: 'Connection info for a room: the room URL and a participant token for you', args: ['<name>'],
-      async run(ctx) {
-        return { record: await unwrap(ctx.api.POST('/accounts/projects/{project_id}/rooms/{room_name}/connect', { params: { path: { project_id: await ctx.project(), room_name: arg(ctx, 0, '<name>') } }, body: {} })) };
-      },
-    },
-  ],
-};
-
-const apiKeys: Group = {
-  name: 'api-keys',
-  summary: 'Project API keys',
-  commands: [
-    {
-      name: 'list', summary: 'List the API keys (values are never shown again)',
-      async run(ctx) {
-        const { keys } = await unwrap(ctx.api.GET('/accounts/projects/{project_id}/api-keys', { params: { path: { project_id: await ctx.project() } } }));
-        return { rows: keys, columns: ['id', 'name', 'roles', 'created_at'], data: keys };
-      },
-    },
-    {
-      name: 'create', summary: 'Create an API key and print its value (shown once)', args: ['<name>'], options: { role: { ...ROLES_OPTION, description: 'A role of the key (repeat for more); default admin' } },
-      async run(ctx) {
-        const roles = ctx.options.role as string[] | undefined;
-        return { record: await unwrap(ctx.api.POST('/accounts/projects/{project_id}/api-keys', { params: { path: { project_id: await ctx.project() } }, body: { name: arg(ctx, 0, '<name>'), ...(roles ? { roles: roles as never } : {}) } })) };
-      },
-    },
-    {
-      name: 'delete', summary: 'Delete an API key', args: ['<id>'],
-      async run(ctx) {
-        await unwrap(ctx.api.DELETE('/accounts/projects/{project_id}/api-keys/{id}', { params: { path: { project_id: await ctx.project(), id: arg(ctx, 0, '<id>') } } }));
-        return { message: `Deleted API key ${ctx.args[0]}` };
-      },
-    },
-  ],
-};
-
-const oauthClients: Group = {
-  name: 'oauth-clients',
-  summary: "OAuth clients that sign the project's users in",
-  commands: [
-    {
-      name: 'list', summary: 'List the OAuth clients',
-      async run(ctx) {
-        const body = await unwrap(ctx.api.GET('/accounts/projects/{project_id}/oauth/clients', { params: { path: { project_id: await ctx.project() }, query: { count: 1000 } } }));
-        return { rows: body.clients, columns: ['client_id', 'name', 'public', 'redirect_uris', 'scope'], data: body };
-      },
-    },
-    {
-      name: 'show', summary: 'Show an OAuth client', args: ['<client_id>'],
-      async run(ctx) {
-        return { record: await unwrap(ctx.api.GET('/accounts/projects/{project_id}/oauth/clients/{client_id}', { params: { path: { project_id: await ctx.project(), client_id: arg(ctx, 0, '<client_id>') } } })) };
-      },
-    },
-    {
-      name: 'create', summary: 'Register a client for the authorization code flow (the secret is shown once)', args: ['<name>'],
-      options: {
-        'redirect-uri': { type: 'string', multiple: true, description: 'A redirect URI (repeat for more); required', placeholder: 'URL' },
-        scope: { type: 'string', description: 'Space-separated scopes; default "openid profile email profile:read rooms:connect"', placeholder: 'SCOPES' },
-        public: { type: 'boolean', description: 'A public client (no secret): single-page and native apps' },
-      },
-      async run(ctx) {
-        const redirects = ctx.options['redirect-uri'] as string[] | undefined;
-        if (!redirects?.length) throw new UsageError('give at least one --redirect-uri');
-        return {
-          record: await unwrap(ctx.api.POST('/accounts/projects/{project_id}/oauth/clients', {
-            params: { path: { project_id: await ctx.project() } },
-            body: {
-              name: arg(ctx, 0, '<name>'), grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], redirect_uris: redirects,
-              scope: str(ctx, 'scope') ?? 'openid profile email profile:read rooms:connect', public: ctx.options.public === true,
-            } as never,
-          })),
-        };
-      },
-    },
-    {
-      name: 'delete', summary: 'Delete an OAuth client (its tokens stop working)', args: ['<client_id>'],
-      async run(ctx) {
-        await unwrap(ctx.api.DELETE('/accounts/projects/{project_id}/oauth/clients/{client_id}', { params: { path: { project_id: await ctx.project(), client_id: arg(ctx, 0, '<client_id>') } } }));
-        return { message: `Deleted OAuth client ${ctx.args[0]}` };
-      },
-    },
-  ],
-};
-
-const webhooks: Group = {
-  name: 'webhooks',
-  summary: 'Webhooks, their deliveries, redelivery and test events (`atrium webhooks listen` receives them locally)',
-  commands: [
-    {
-      name: 'list', summary: 'List the webhooks',
-      async run(ctx) {
-        const { webhooks: rows } = await unwrap(ctx.api.GET('/accounts/projects/{project_id}/webhooks', { params: { path: { project_id: await ctx.project() } } }));
-        return { rows, columns: ['id', 'name', 'url', 'events', 'enabled'], data: rows };
-      },
-    },
-    {
-      name: 'create', summary: 'Create a webhook and print its signing secret (shown once; for `atrium webhooks listen --secret`)', args: ['<url>'],
-      options: {
-        secret: { type: 'string', description: 'The signing secret; default a new random one', placeholder: 'SECRET' },
-        event: { type: 'string', multiple: true, description: 'An event type (repeat for more); required', placeholder: 'TYPE' },
-        name: { type: 'string', description: 'A name; default the URL\'s host', placeholder: 'NAME' },
-      },
-      async run(ctx) {
-        const url = arg(ctx, 0, '<url>');
-        const events = ctx.options.event as string[] | undefined;
-        if (!events?.length) throw new UsageError('give at least one --event');
-        return {
-          record: await unwrap(ctx.api.POST('/accounts/projects/{project_id}/webhooks', {
-            params: { path: { project_id: await ctx.project() } },
-            body: { name: str(ctx, 'name') ?? (URL.parse(url)?.host || 'webhook'), url, events, secret: str(ctx, 'secret') ?? randomBytes(32).toString('base64url') } as never,
-          })),
-        };
-      },
-    },
-    {
-      name: 'delete', summary: 'Delete a webhook', args: ['<webhook_id>'],
-      async run(ctx) {
-        await unwrap(ctx.api.DELETE('/accounts/projects/{project_id}/webhooks/{webhook_id}', { params: { path: { project_id: await ctx.project(), webhook_id: arg(ctx, 0, '<webhook_id>') } } }));
-        return { message: `Deleted webhook ${ctx.args[0]}` };
-      },
-    },
-    {
-      name: 'deliveries', summary: "A webhook's delivery history, newest first", args: ['<webhook_id>'],
-      options: { status: { type: 'string', description: 'Only pending, succeeded, failed or cancelled deliveries', placeholder: 'STATUS' } },
-      async run(ctx) {
-        const status = str(ctx, 'status');
-        const body = await unwrap(ctx.api.GET('/accounts/projects/{project_id}/webhooks/{webhook_id}/deliveries', {
-          params: { path: { project_id: await ctx.project(), webhook_id: arg(ctx, 0, '<webhook_id>') }, query: { limit: 100, ...(status ? { status: status as never } : {}) } },
-        }));
-        return { rows: body.deliveries as Record<string, unknown>[], columns: ['id', 'event', 'status', 'attempt_count', 'created_at'], data: body };
-      },
-    },
-    {
-      name: 'test', summary: 'Send a signed webhook.test delivery now (it shows in the deliveries)', args: ['<webhook_id>'],
-      async run(ctx) {
-        const body = await unwrap(ctx.api.POST('/accounts/projects/{project_id}/webhooks/{webhook_id}/test', {
-          params: { path: { project_id: await ctx.project(), webhook_id: arg(ctx, 0, '<webhook_id>') } }, body: {},
-        }));
-        return { message: `Queued test delivery ${(body as { id: string }).id}`, data: body };
-      },
-    },
-    {
-      name: 'redeliver', summary: 'Send a delivery again now', args: ['<webhook_id>', '<delivery_id>'],
-      async run(ctx) {
-        const body = await unwrap(ctx.api.POST('/accounts/projects/{project_id}/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver', {
-          params: { path: { project_id: await ctx.project(), webhook_id: arg(ctx, 0, '<webhook_id>'), delivery_id: arg(ctx, 1, '<delivery_id>') } }, body: {},
-        }));
-        return { message: `Queued delivery ${ctx.args[1]} again`, data: body };
-      },
-    },
-  ],
-};
-
-/** `:path` names a file in project storage; anything else is a local path. */
-const remote = (value: string) => (value.startsWith(':') ? value.slice(1) : undefined);
-
-const storage: Group = {
-  name: 'storage',
-  summary: 'Project storage: list, copy both ways, remove (remote paths start with ":")',
-  commands: [
-    {
-      name: 'ls', summary: 'List a folder of project storage', args: ['[:path]'],
-      async run(ctx) {
-        const path = remote(ctx.args[0] ?? ':') ?? ctx.args[0] ?? '';
-        const body = await unwrap(ctx.api.GET('/projects/{project_id}/storage', { params: { path: { project_id: await ctx.project() }, query: path ? { path } : {} } }));
-        const rows = body.files.map((f) => ({ ...f, size: f.is_folder ? '-' : bytes(f.size ?? 0), name: f.is_folder ? `${f.name}/` : f.name }));
-        return { rows, columns: ['name', 'size', 'updated_at'], data: body };
-      },
-    },
-    {
-      name: 'cp', summary: 'Copy a local file to storage (cp FILE :PATH) or a stored file here (cp :PATH FILE), with a progress bar', args: ['<source>', '<destination>'],
-      async run(ctx) {
-        const [source, destination] = [arg(ctx, 0, '<source>'), arg(ctx, 1, '<destination>')];
-        const project_id = await ctx.project();
-        const from = remote(source);
-        const to = remote(destination);
-        if ((from === undefined) === (to === undefined)) throw new UsageError('exactly one of <source> and <destination> must be a storage path, written with a leading ":" (:folder/file.txt)');
-        if (to !== undefined) {
-          const path = to === '' || to.endsWith('/') ? `${to}${basename(source)}` : to;
-          const size = statSync(source).size;
-          let sent = 0;
-          const counter = new Transform({
-            transform(chunk: Buffer, _encoding, done) {
-              sent += chunk.length;
-              ctx.progress(transferLine(path, sent, size));
-              done(null, chunk);
-            },
-          });
-          const body = Readable.toWeb(createReadStream(source).pipe(counter)) as unknown as ReadableStream<Uint8Array>;
-          const result = await unwrap(ctx.api.POST('/projects/{project_id}/storage/upload', {
-            params: { path: { project_id }, query: { path } },
-            body: body as never,
-            bodySerializer: (b: unknown) => b as never,
-            headers: { 'content-type': 'application/octet-stream', 'content-length': String(size) },
-            duplex: 'half',
-          } as never));
-          ctx.progress(`${path}  ${bytes(size)}  done`, true);
-          return { message: `Uploaded ${source} to :${(result as { path: string }).path}`, data: result };
-        }
-        const { data, error, response } = await ctx.api.GET('/projects/{project_id}/storage/download', { params: { path: { project_id }, query: { path: from! } }, parseAs: 'stream' });
-        if (error !== undefined || !response.ok || !data) return unwrap(Promise.resolve({ data: undefined, error: error ?? {}, response })) as never;
-        const total = Number(response.headers.get('content-length') ?? 0);
-        let received = 0;
-        const target = destination.endsWith('/') ? `${destination}${basename(from!)}` : destination;
-        await pipeline(Readable.fromWeb(data as never), new Transform({
-          transform(chunk: Buffer, _encoding, done) {
-            received += chunk.length;
-            ctx.progress(transferLine(from!, received, total));
-            done(null, chunk);
-          },
-        }), createWriteStream(target));
-        ctx.progress(`${from}  ${bytes(received)}  done`, true);
-        return { message: `Downloaded :${from} to ${target}`, data: { path: from, file: target, size: received } };
-      },
-    },
-    {
-      name: 'rm', summary: 'Remove a file from storage', args: ['<:path>'],
-      async run(ctx) {
-        const path = remote(arg(ctx, 0, '<:path>')) ?? ctx.args[0]!;
-        await unwrap(ctx.api.DELETE('/projects/{project_id}/storage', { params: { path: { project_id: await ctx.project() }, query: { path } } }));
-        return { message: `Removed :${path}` };
-      },
-    },
-  ],
-};
-
-export const GROUPS: readonly Group[] = [projects, members, rooms, apiKeys, oauthClients, webhooks, storage];
+    ],
+  },
+];
 
 const COMMON_OPTIONS: Record<string, Option> = {
   server: { type: 'string', description: 'The Atrium server (default: ATRIUM_URL, else the one you are signed in to)', placeholder: 'URL' },
@@ -420,9 +386,10 @@ const COMMON_OPTIONS: Record<string, Option> = {
   help: { type: 'boolean', description: 'Show this help' },
 };
 const PROJECT_OPTION: Option = { type: 'string', description: 'The project (default: ATRIUM_PROJECT, else your only project)', placeholder: 'ID' };
+const YES_OPTION: Option = { type: 'boolean', description: 'Do not ask for confirmation on a terminal' };
 
 function optionsOf(command: Command): Record<string, Option> {
-  return { ...(command.noProject ? {} : { project: PROJECT_OPTION }), ...command.options, ...COMMON_OPTIONS };
+  return { ...(command.noProject ? {} : { project: PROJECT_OPTION }), ...command.options, ...(command.confirm ? { yes: YES_OPTION } : {}), ...COMMON_OPTIONS };
 }
 
 function optionLine(name: string, option: Option): string {
@@ -440,7 +407,7 @@ export function groupHelp(group: Group): string {
     'Commands:',
     ...group.commands.map((c) => `  ${`${c.name} ${(c.args ?? []).join(' ')}`.trimEnd().padEnd(width)}   ${c.summary}`),
     '',
-    `Run \`atrium ${group.name} <command> --help\` for a command's options.`,
+    `${group.default ? `\`atrium ${group.name}\` alone runs \`atrium ${group.name} ${group.default}\`. ` : ''}Run \`atrium ${group.name} <command> --help\` for a command's options.`,
   ].join('\n');
 }
 
@@ -448,34 +415,60 @@ export function commandHelp(group: Group, command: Command): string {
   return [
     `Usage: atrium ${group.name} ${command.name}${command.args?.length ? ` ${command.args.join(' ')}` : ''} [options]`,
     '',
-    `${command.summary}.`,
+    `${command.summary}.${command.confirm ? ' Asks first on a terminal (--yes skips the question).' : ''}`,
     '',
     'Options:',
     ...Object.entries(optionsOf(command)).map(([name, option]) => optionLine(name, option)),
   ].join('\n');
 }
 
+/**
+ * The name closest to `typed` among `names`, when it is close enough to be what was meant: at most
+ * a third of its letters wrong (two for short names), or a name that starts with what was typed.
+ */
+export function nearest(typed: string, names: readonly string[]): string | undefined {
+  const prefixed = names.filter((name) => name.startsWith(typed));
+  if (typed.length >= 2 && prefixed.length === 1) return prefixed[0];
+  const best = closest(typed, [...names]);
+  return distance(typed, best) <= Math.max(2, Math.floor(typed.length / 3)) ? best : undefined;
+}
+
+/** The question of a deleting command with its arguments filled in: `Delete room lobby?`. */
+function question(command: Command, args: readonly string[]): string {
+  let text = command.confirm!;
+  (command.args ?? []).forEach((name, i) => { text = text.replaceAll(name, args[i] ?? name); });
+  return text;
+}
+
 /** Runs `atrium <group> <command> …`; returns the exit code. */
 export async function runGroup(group: Group, argv: string[], io: CommandIo = processIo()): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-    (name === undefined ? io.err : io.out).write(`${groupHelp(group)}\n`);
-    return name === undefined ? 2 : 0;
+  const [typed, ...rest] = argv;
+  if (typed === 'help' || typed === '--help' || typed === '-h') {
+    io.out.write(`${groupHelp(group)}\n`);
+    return 0;
+  }
+  // A group with a default command runs it when no command is named (`atrium usage --by day`).
+  const name = typed === undefined || typed.startsWith('-') ? (group.default ?? typed) : typed;
+  const args = typed !== undefined && name !== typed ? argv : rest;
+  if (name === undefined) {
+    io.err.write(`${groupHelp(group)}\n`);
+    return 2;
   }
   const command = group.commands.find((c) => c.name === name);
   if (!command) {
-    io.err.write(`atrium: unknown ${group.name} command ${JSON.stringify(name)}\n\n${groupHelp(group)}\n`);
+    const guess = nearest(name, group.commands.map((c) => c.name));
+    io.err.write(`atrium: unknown ${group.name} command ${JSON.stringify(name)}.${guess ? ` Did you mean \`atrium ${group.name} ${guess}\`?` : ''}\nRun \`atrium ${group.name} --help\` for its commands.\n`);
     return 2;
   }
   const spec = optionsOf(command);
   let parsed;
   try {
     parsed = parseArgs({
-      args: rest, allowPositionals: true, strict: true,
+      args, allowPositionals: true, strict: true,
       options: Object.fromEntries(Object.entries(spec).map(([key, o]) => [key, { type: o.type, ...(o.multiple ? { multiple: true } : {}) } satisfies ParseArgsOptionDescriptor])),
     });
   } catch (error) {
-    io.err.write(`atrium: ${(error as Error).message}\n\n${commandHelp(group, command)}\n`);
+    io.err.write(`atrium: ${(error as Error).message}\nRun \`atrium ${group.name} ${command.name} --help\` for its options.\n`);
     return 2;
   }
   const { values, positionals } = parsed;
@@ -483,8 +476,19 @@ export async function runGroup(group: Group, argv: string[], io: CommandIo = pro
     io.out.write(`${commandHelp(group, command)}\n`);
     return 0;
   }
+  // The API client and the output are loaded only for a command that runs.
+  const { apiClientFor, describeFailure, record, resolveServer, table } = await import('./api.ts');
   let server = '';
   try {
+    const required = (command.args ?? []).filter((a) => a.startsWith('<'));
+    if (positionals.length < required.length) throw new UsageError(`missing ${required[positionals.length]}`);
+    if (command.confirm && !values.yes && io.ask) {
+      const answer = await io.ask(`${question(command, positionals)} [y/N] `);
+      if (!/^y(es)?$/i.test(answer.trim())) {
+        io.err.write('Nothing was changed.\n');
+        return 1;
+      }
+    }
     server = resolveServer(values.server as string | undefined, io.env);
     const api = apiClientFor(server, io.env);
     const tty = Boolean(io.err.isTTY);
@@ -493,6 +497,7 @@ export async function runGroup(group: Group, argv: string[], io: CommandIo = pro
       async project() {
         const chosen = (values.project as string | undefined) ?? io.env.ATRIUM_PROJECT;
         if (chosen) return chosen;
+        const { unwrap } = await import('../api-client/client.ts');
         const { projects: mine } = await unwrap(api.GET('/accounts/projects'));
         if (mine.length === 1) return mine[0]!.id;
         throw new UsageError(mine.length === 0
@@ -504,7 +509,9 @@ export async function runGroup(group: Group, argv: string[], io: CommandIo = pro
         else if (done) io.err.write(`${text}\n`);
       },
     };
-    const result = await command.run(ctx);
+    const run = (await group.code())[command.name];
+    if (!run) throw new Error(`atrium ${group.name} ${command.name} has no code`);
+    const result = await run(ctx);
     if (values.json) {
       const data = 'rows' in result ? (result.data ?? result.rows) : 'record' in result ? result.record : (result.data ?? { message: result.message });
       io.out.write(`${JSON.stringify(data, null, 2)}\n`);

@@ -169,14 +169,15 @@ export async function login(options: LoginOptions): Promise<ProfileBody> {
   return profile;
 }
 
-async function refreshWith(server: string, tokens: StoredTokens) {
+/** New tokens for stored ones, with their refresh token. */
+export async function refreshTokens(server: string, tokens: StoredTokens) {
   const config = await discover(server);
   return oidc.refreshTokenGrant(config, tokens.refresh_token!);
 }
 
 /** A valid access token for the server, refreshed when needed. */
 export function accessTokenFor(server: string, store = new CredentialStore(), options: { force?: boolean } = {}): Promise<string> {
-  return store.accessToken(server, (tokens) => refreshWith(server, tokens), options);
+  return store.accessToken(server, (tokens) => refreshTokens(server, tokens), options);
 }
 
 /** The signed-in user's profile; a rejected token is refreshed once before giving up. */

@@ -1,7 +1,7 @@
 // The top-level help of `atrium` (docs/cli.md is generated from it and the groups' help).
 import { GROUPS } from './groups.ts';
 
-const GROUP_LINES = GROUPS.map((g) => `  ${`${g.name} <command>`.padEnd(25)} ${g.summary}`).join('\n');
+const GROUP_LINES = GROUPS.map((g) => `  ${`${g.name} <command>`.padEnd(26)} ${g.summary}`).join('\n');
 
 /** The commands that are not groups: what each does and its options, one line of options each. */
 const COMMANDS: readonly { name: string; summary: string; options: readonly string[]; details?: string }[] = [
@@ -37,7 +37,7 @@ Needs the same settings as serve (DATABASE_URL, ATRIUM_SECRET_KEY).`,
   { name: 'logout', summary: 'Revoke the sign-in at the server and forget it', options: ['[--server URL]'] },
 ];
 
-const COMMAND_LINES = COMMANDS.map((c) => [`  ${c.name.padEnd(25)} ${c.summary}`, ...c.options.map((o) => `      ${o}`)].join('\n')).join('\n');
+const COMMAND_LINES = COMMANDS.map((c) => [`  ${c.name.padEnd(26)} ${c.summary}`, ...c.options.map((o) => `      ${o}`)].join('\n')).join('\n');
 
 /**
  * `atrium <command> --help` of a command that is not a group: its usage line and what it does; for
@@ -53,9 +53,9 @@ export const USAGE = `Usage: atrium <command> [options]
 Commands:
 ${COMMAND_LINES}
 ${GROUP_LINES}
-  help                      Show this help
+  help                       Show this help
 
-serve, bootstrap, keys, factors and billing take their settings from the environment (PORT, HOST, DATABASE_URL,
+serve, bootstrap, keys, factors and billing verify take their settings from the environment (PORT, HOST, DATABASE_URL,
 ATRIUM_DATA_DIR, ATRIUM_PUBLIC_URL…): every one, with its default, is in the Settings section of
 README.md. The other commands talk to --server, else ATRIUM_URL, else the one server you are signed
 in to, else ATRIUM_PUBLIC_URL, else http://localhost:8000, and keep tokens in

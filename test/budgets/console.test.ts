@@ -1,6 +1,7 @@
 // The web console's budgets (docs/benchmarks.md#web-console-budgets), in headless Chromium against
-// the embedded quick start: how soon the first page is interactive, how much JavaScript it ships,
-// and whether a page of 1,000 rooms renders and scrolls without a long task. The page is bound by
+// the embedded quick start: how soon the first page is interactive, how many bytes its first load
+// takes over the wire (counted by the browser, compressed as sent), and whether a page of 1,000 rooms
+// renders and scrolls without a long task. The page is bound by
 // the browser's main thread, so `npm test` runs this file alone, after the rest (test/run.ts): a
 // test file beside it on the two cores would time that file, not the console. The figures are
 // written to test-artifacts/console-budgets.json.
@@ -8,14 +9,13 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
-import { gzipSync } from 'node:zlib';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import { chromiumLaunchArgs } from '../support/chromium.ts';
 import { chromiumPath, requireOrSkip } from '../support/env.ts';
 import { call, createUserWithToken, startTestService, type TestService } from '../support/service.ts';
 
 const ARTIFACTS = resolve(import.meta.dirname, '../../test-artifacts');
-const BUDGET = { firstPageMs: 1500, firstPageJsGzipBytes: 350 * 1024, longTaskMs: 200 };
+const BUDGET = { firstPageMs: 1500, firstPageWireBytes: 300 * 1024, longTaskMs: 200 };
 const LOADS = 8;
 
 describe('the web console\'s budgets in Chromium', () => {
@@ -36,7 +36,7 @@ describe('the web console\'s budgets in Chromium', () => {
     assert.equal(project.status, 201, JSON.stringify(project.body));
     projectId = project.body.id;
     browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumLaunchArgs });
-    // Signed in once, through the sign-in and consent pages; every later tab signs in silently.
+    // Signed in once, through the sign-in page (the console asks no consent); every later tab signs in silently.
     // This first tab stays open, as the console would be for someone who opens another: the new
     // tabs then share its renderer process. (With no tab of the console open, each new tab also
     // starts a renderer process, which here keeps both cores busy, mostly in the kernel: best of
@@ -49,7 +49,6 @@ describe('the web console\'s budgets in Chromium', () => {
     await first.getByLabel('Email').fill(owner.email);
     await first.getByLabel('Password').fill('correct horse battery staple');
     await first.getByRole('button', { name: 'Sign in' }).click();
-    await first.getByRole('button', { name: 'Allow' }).click();
     await first.getByText('No rooms yet.').waitFor();
   });
   after(async () => {
@@ -60,33 +59,55 @@ describe('the web console\'s budgets in Chromium', () => {
 
   const ready = (t: TestContext) => requireOrSkip(t, chromiumPath !== undefined, 'Chromium');
 
-  test('the first page is interactive within 1.5 s and ships at most 350 KB of gzipped JavaScript', async (t) => {
+  test('the first page is interactive within 1.5 s', async (t) => {
     if (!ready(t)) return;
     // A new tab each time: tokens are in memory only, so it signs in again, silently through the
     // browser's session, before the page shows. The budget holds the best load (the page's own
     // cost; the host's other tenants still vary it), and the median is recorded beside it.
     const times: number[] = [];
-    let jsGzip = 0;
     for (let run = 0; run < LOADS; run++) {
       const fresh = await signedIn.newPage();
-      const scripts: Promise<number>[] = [];
-      fresh.on('response', (response) => {
-        if (response.request().resourceType() === 'script') scripts.push(response.body().then((body) => gzipSync(body, { level: 9 }).length, () => 0));
-      });
       const started = Date.now();
       await fresh.goto(roomsPage());
       await fresh.getByRole('main').getByRole('heading', { name: 'Rooms' }).waitFor();
       await fresh.getByText('No rooms yet.').waitFor();
       await fresh.getByLabel('Filter by name').fill('x');
       times.push(Date.now() - started);
-      jsGzip = (await Promise.all(scripts)).reduce((a, b) => a + b, 0);
       await fresh.close();
     }
     budgets.firstPageInteractiveMs = Math.min(...times);
     budgets.firstPageInteractiveMedianMs = times.sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
-    budgets.firstPageJsGzipBytes = jsGzip;
     assert.ok(budgets.firstPageInteractiveMs <= BUDGET.firstPageMs, `first page interactive in ${budgets.firstPageInteractiveMs} ms`);
-    assert.ok(jsGzip <= BUDGET.firstPageJsGzipBytes, `first page JavaScript ${jsGzip} bytes gzipped`);
+  });
+
+  test('the first page, from an empty cache, takes at most 300 KB over the wire', async (t) => {
+    if (!ready(t)) return;
+    // What the browser received, as sent (compressed, headers included), for every request of the
+    // load: the page, its scripts and styles, the silent sign-in and the API calls. The cache is
+    // off, as on a first visit.
+    const fresh = await signedIn.newPage();
+    const cdp = await signedIn.newCDPSession(fresh);
+    await cdp.send('Network.enable');
+    await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+    const received = new Map<string, number>();
+    const kinds = new Map<string, string>();
+    cdp.on('Network.responseReceived', (event: { requestId: string; type: string; response: { headers: Record<string, string> } }) => {
+      kinds.set(event.requestId, `${event.type}${event.response.headers['content-encoding'] ? ` (${event.response.headers['content-encoding']})` : ''}`);
+    });
+    cdp.on('Network.loadingFinished', (event: { requestId: string; encodedDataLength: number }) => {
+      received.set(event.requestId, event.encodedDataLength);
+    });
+    await fresh.goto(roomsPage());
+    await fresh.getByText('No rooms yet.').waitFor();
+    await fresh.waitForLoadState('networkidle');
+    await fresh.close();
+    const total = [...received.values()].reduce((a, b) => a + b, 0);
+    const byKind: Record<string, number> = {};
+    for (const [id, bytes] of received) byKind[kinds.get(id) ?? 'other'] = (byKind[kinds.get(id) ?? 'other'] ?? 0) + bytes;
+    budgets.firstPageWireBytes = total;
+    budgets.firstPageRequests = received.size;
+    t.diagnostic(`first page on the wire: ${total} bytes in ${received.size} requests, by kind ${JSON.stringify(byKind)}`);
+    assert.ok(total <= BUDGET.firstPageWireBytes, `first page ${total} bytes on the wire`);
   });
 
   test('1,000 rooms render and scroll without a long task over 200 ms', async (t) => {

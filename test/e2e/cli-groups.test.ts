@@ -1,15 +1,20 @@
 // The CLI's command groups as a person runs them against a live server, signed in through the stored
 // credentials (one stored server is the default, its only project too), a table by default and
-// --json, the API's own error messages. The groups run in this process through their `io` (what they
-// print and the environment they read), as `atrium <group>` runs them; the sign-in commands, and one
-// group command as a smoke test of the dispatch, run the real `atrium` in a child process.
+// --json, the API's own error messages; every page of the console from the command line; deletes
+// that ask first on a terminal; the nearest command for a mistyped one. The groups run in this
+// process through their `io` (what they print, the environment they read, the terminal's answers),
+// as `atrium <group>` runs them; the sign-in commands, and a group command and a mistyped command as
+// smoke tests of the dispatch, run the real `atrium` in a child process.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { adjust } from '../../src/modules/billing/service.ts';
+import { startSession } from '../../src/modules/sessions/service.ts';
 import { GROUPS, runGroup } from '../../src/cli/groups.ts';
+import { call } from '../support/service.ts';
 import { EMAIL_LOGIN_ENV } from '../support/oauth.ts';
 import { createTenant, createUserWithToken, startTestService, type Tenant, type TestService } from '../support/service.ts';
 
@@ -32,19 +37,21 @@ function spawned(args: string[], extra: Record<string, string> = {}): Promise<Ru
   return new Promise((r) => child.once('close', (code) => r({ code: code ?? 1, stdout, stderr })));
 }
 
-/** `atrium <group> …` in this process, with the same environment a child would get. */
-async function atrium(args: string[], extra: Record<string, string> = {}): Promise<Run> {
+/** `atrium <group> …` in this process, with the same environment a child would get; `answers`: a terminal that answers questions so. */
+async function atrium(args: string[], extra: Record<string, string> = {}, answers?: string[]): Promise<Run & { asked: string[] }> {
   const [name, ...rest] = args;
   const group = GROUPS.find((g) => g.name === name);
   if (!group) throw new Error(`not a command group: ${name}`);
   let stdout = '';
   let stderr = '';
+  const asked: string[] = [];
   const code = await runGroup(group, rest, {
     out: { write: (text: string) => { stdout += text; } },
     err: { write: (text: string) => { stderr += text; } },
     env: { PATH: process.env.PATH ?? '', ...env, ...extra },
+    ...(answers ? { ask: async (question: string) => { asked.push(question); return answers.shift() ?? ''; } } : {}),
   });
-  return { code, stdout, stderr };
+  return { code, stdout, stderr, asked };
 }
 
 async function ok(args: string[], extra: Record<string, string> = {}, run: (args: string[], extra: Record<string, string>) => Promise<Run> = atrium): Promise<string> {
@@ -56,7 +63,7 @@ async function ok(args: string[], extra: Record<string, string> = {}, run: (args
 const json = async <T = any>(args: string[]) => JSON.parse(await ok([...args, '--json'])) as T;
 
 before(async () => {
-  service = await startTestService('postgres', { ...EMAIL_LOGIN_ENV, ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true' });
+  service = await startTestService('postgres', { ...EMAIL_LOGIN_ENV, ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true', ATRIUM_MAIL_DOMAINS: 'mail.example.test' });
   tenant = await createTenant(service, 'cli-groups');
   home = mkdtempSync(join(tmpdir(), 'atrium-cli-groups-'));
   const configDir = join(home, 'config');
@@ -82,6 +89,10 @@ describe('the stored server and the sign-in', () => {
     const unknown = await spawned(['projects', 'frobnicate']);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /unknown projects command "frobnicate"/);
+    // A mistyped command is answered with the nearest one, not the whole help.
+    const typo = await spawned(['scheduled-task', 'list']);
+    assert.equal(typo.code, 2);
+    assert.equal(typo.stderr, 'atrium: unknown command "scheduled-task". Did you mean `atrium scheduled-tasks`?\nRun `atrium help` for the commands.\n');
   });
 
   test('not signed in: the hint is the exact command to run', async () => {
@@ -104,11 +115,17 @@ describe('the stored server and the sign-in', () => {
 
 describe('command groups', () => {
   test('every group has help', async () => {
-    for (const group of ['projects', 'members', 'rooms', 'api-keys', 'oauth-clients', 'webhooks', 'storage']) {
-      const help = await ok([group, '--help']);
-      assert.match(help, new RegExp(`Usage: atrium ${group} <command>`));
+    for (const group of GROUPS) {
+      const help = await ok([group.name, '--help']);
+      assert.match(help, new RegExp(`Usage: atrium ${group.name} <command>`));
     }
     assert.match(await ok(['storage', 'cp', '--help']), /--project ID/);
+    assert.match(await ok(['rooms', 'delete', '--help']), /--yes\s+Do not ask for confirmation on a terminal/);
+    const typo = await atrium(['rooms', 'lsit']);
+    assert.equal(typo.code, 2);
+    assert.equal(typo.stderr, 'atrium: unknown rooms command "lsit". Did you mean `atrium rooms list`?\nRun `atrium rooms --help` for its commands.\n');
+    const nothingClose = await atrium(['rooms', 'frobnicate']);
+    assert.doesNotMatch(nothingClose.stderr, /Did you mean/);
   });
 
   test('projects: list as a table and JSON, show, create', async () => {
@@ -148,6 +165,18 @@ describe('command groups', () => {
     const connection = await json(['rooms', 'connect', 'lobby']);
     assert.equal(connection.room_name, 'lobby');
     assert.ok(connection.jwt.split('.').length === 3);
+    // On a terminal a delete asks first: "n" (or nothing) changes nothing, "y" deletes.
+    const declined = await atrium(['rooms', 'delete', 'lobby'], {}, ['n']);
+    assert.deepEqual([declined.code, declined.asked, declined.stderr], [1, ['Delete room lobby? [y/N] '], 'Nothing was changed.\n']);
+    assert.equal((await json(['rooms', 'show', 'lobby'])).name, 'lobby');
+    const confirmed = await atrium(['rooms', 'delete', 'lobby'], {}, ['y']);
+    assert.equal(confirmed.code, 0, confirmed.stderr);
+    assert.match(confirmed.stdout, /Deleted room lobby/);
+    // --yes skips the question; without a terminal (a script) nothing is asked.
+    await ok(['rooms', 'create', 'lobby']);
+    const skipped = await atrium(['rooms', 'delete', 'lobby', '--yes'], {}, []);
+    assert.deepEqual([skipped.code, skipped.asked], [0, []]);
+    await ok(['rooms', 'create', 'lobby']);
     assert.match(await ok(['rooms', 'delete', 'lobby']), /Deleted room lobby/);
     const gone = await atrium(['rooms', 'connect', 'lobby']);
     assert.equal(gone.code, 1);
@@ -218,3 +247,173 @@ describe('command groups', () => {
   });
 });
 
+
+describe('every page of the console from the command line', () => {
+  const file = (name: string, text: string) => {
+    const path = join(home, name);
+    writeFileSync(path, text);
+    return path;
+  };
+
+  test('members roles: every role, grouped and in words', async () => {
+    const listed = await ok(['members', 'roles']);
+    assert.match(listed, /^NAME\s+GROUP\s+DESCRIPTION\n/);
+    assert.match(listed, /feed_manager\s+Integrations\s+Updates and deletes feeds\./);
+  });
+
+  test('agents: create from a file, list, show, update, connect, delete', async () => {
+    const spec = file('agent.yaml', 'version: v1\nkind: ManagedAgent\nmetadata:\n  annotations: { team: cli }\n');
+    const created = await json(['agents', 'create', 'helper', '--file', spec]);
+    assert.equal(created.name, 'helper');
+    assert.match(await ok(['agents', 'list', '--filter', 'help']), /helper/);
+    assert.deepEqual((await json(['agents', 'show', 'helper'])).configuration.metadata.annotations, { team: 'cli' });
+    await ok(['agents', 'update', 'helper', '--file', file('agent2.json', '{"metadata": {"annotations": {"team": "ops"}}}')]);
+    assert.deepEqual((await json(['agents', 'show', 'helper'])).configuration.metadata.annotations, { team: 'ops' });
+    assert.equal((await json(['agents', 'connect', 'helper'])).agent_name, 'helper');
+    await ok(['agents', 'delete', 'helper']);
+    assert.match(await ok(['agents', 'list']), /\(none\)/);
+    const bad = await atrium(['agents', 'create', 'x', '--file', file('bad.yaml', '- a list')]);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /must hold an object/);
+  });
+
+  test('scheduled tasks: create, list, show, runs by state, delete', async () => {
+    await ok(['rooms', 'create', 'ops']);
+    const created = await json(['scheduled-tasks', 'create', '--room', 'ops', '--schedule', '0 6 * * *', '--queue', 'reports', '--name', 'morning', '--payload', '{"kind": "report"}']);
+    assert.equal(created.room_name, 'ops');
+    assert.match(await ok(['scheduled-tasks', 'list', '--filter', 'morn']), /reports/);
+    assert.deepEqual((await json(['scheduled-tasks', 'show', created.id])).payload, { kind: 'report' });
+    assert.deepEqual((await json(['scheduled-tasks', 'runs', created.id, '--status', 'failed'])).runs, []);
+    const refused = await atrium(['scheduled-tasks', 'create', '--room', 'ops', '--schedule', 'now and then', '--queue', 'q']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /cron expression|interval/);
+    await ok(['scheduled-tasks', 'delete', created.id]);
+    assert.match(await ok(['scheduled-tasks', 'list']), /\(none\)/);
+  });
+
+  test('services: a spec and a template from files, the project\'s and a room\'s, show, update, delete', async () => {
+    const spec = file('service.yaml', 'version: v1\nkind: Service\nmetadata:\n  name: echo\ncontainer:\n  image: ghcr.io/example/echo:1\nports:\n  - num: 8080\n    type: http\n');
+    const created = await json(['services', 'create', '--file', spec]);
+    assert.match(await ok(['services', 'list']), /echo/);
+    assert.equal((await json(['services', 'show', created.id])).container.image, 'ghcr.io/example/echo:1');
+    await ok(['services', 'update', created.id, '--file', file('service2.yaml', 'version: v1\nkind: Service\nmetadata:\n  name: echo\ncontainer:\n  image: ghcr.io/example/echo:2\n')]);
+    assert.equal((await json(['services', 'show', created.id])).container.image, 'ghcr.io/example/echo:2');
+    const template = file('template.yaml', 'version: v1\nkind: ServiceTemplate\nmetadata:\n  name: "{{ name }}"\nvariables:\n  - name: name\ncontainer:\n  image: ghcr.io/example/worker:1\n');
+    const own = await json(['services', 'create', '--file', template, '--values', '{"name": "worker"}', '--room', 'ops']);
+    assert.match(await ok(['services', 'list', '--room', 'ops']), /worker/);
+    await ok(['services', 'delete', own.id, '--room', 'ops']);
+    await ok(['services', 'delete', created.id]);
+    const mixed = await atrium(['services', 'create', '--file', spec, '--values', '{}']);
+    assert.equal(mixed.code, 2);
+    assert.match(mixed.stderr, /--values is for a ServiceTemplate/);
+  });
+
+  test('secrets: the value from a file, never printed; a keys value that is not JSON is refused; update, delete', async () => {
+    const notJson = await atrium(['secrets', 'create', 'openai', '--value-file', file('v0', 'sk-not-json\n')]);
+    assert.equal(notJson.code, 2);
+    assert.match(notJson.stderr, /A keys secret is a JSON object of strings/);
+    const created = await atrium(['secrets', 'create', 'openai', '--value-file', file('v1', '{"OPENAI_API_KEY": "sk-cli-value"}\n')]);
+    assert.equal(created.code, 0, created.stderr);
+    assert.ok(!created.stdout.includes('sk-cli-value'));
+    const [secret] = (await json<{ secrets: { id: string; name: string; type: string }[] }>(['secrets', 'list'])).secrets;
+    assert.deepEqual([secret!.name, secret!.type], ['openai', 'keys']);
+    await ok(['secrets', 'update', secret!.id, '--type', 'opaque', '--value-file', file('v2', 'plain text')]);
+    const stored = await call(service, 'GET', `/accounts/projects/${tenant.projectId}/secrets/${secret!.id}`, { token: tenant.apiKey });
+    assert.equal(Buffer.from(stored.body.data_base64, 'base64').toString(), 'plain text');
+    await ok(['secrets', 'create', 'github', '--type', 'opaque', '--room', 'ops', '--for-identity', 'alice', '--value-file', file('v3', 'ghp')]);
+    assert.match(await ok(['secrets', 'list', '--room', 'ops']), /github\s+opaque\s+alice/);
+    await ok(['secrets', 'delete', secret!.id]);
+  });
+
+  test('shares, external OAuth, LLM loggers and feeds with their subscriptions', async () => {
+    const share = await json(['shares', 'create', '--room', 'ops', '--label', 'Demo']);
+    assert.match(share.token, /^ash_/);
+    assert.match(await ok(['shares', 'list', '--filter', 'demo']), /Demo\s+ops/);
+    await ok(['shares', 'delete', share.id]);
+
+    const registration = await json(['external-oauth', 'create', '--client-id', 'agents-app', '--client-secret-file', file('cs', 's3cret\n'), '--authorization-endpoint', 'https://accounts.example.com/authorize', '--token-endpoint', 'https://accounts.example.com/token', '--scope', 'read']);
+    assert.equal(registration.has_client_secret, true);
+    assert.match(await ok(['external-oauth', 'list']), /agents-app/);
+    await ok(['external-oauth', 'delete', registration.id]);
+
+    const feed = await json(['feeds', 'create', 'orders', '--visibility', 'project', '--schema', file('schema.json', '{"type": "object", "required": ["id"]}')]);
+    assert.equal(feed.visibility, 'project');
+    const refused = await atrium(['feeds', 'publish', 'orders', '{"no": "id"}']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /message_schema/);
+    const subscription = await json(['feeds', 'subscribe', 'orders', '--room', 'ops', '--path', 'feeds/orders']);
+    assert.match(await ok(['feeds', 'subscriptions', 'orders']), /ops\s+feeds\/orders/);
+    assert.match(await ok(['feeds', 'publish', 'orders', '{"id": 1}']), /Published message/);
+    assert.equal((await json(['feeds', 'update', 'orders', '--pause'])).paused, true);
+    const paused = await atrium(['feeds', 'publish', feed.id, '{"id": 2}']);
+    assert.equal(paused.code, 1);
+
+    const logger = await json(['llm-loggers', 'create', '--feed', 'orders', '--expression', "model == 'gpt-5'"]);
+    assert.equal(logger.destination_feed_id, feed.id);
+    assert.equal((await json(['llm-loggers', 'update', logger.id, '--pause'])).paused, true);
+    assert.match(await ok(['llm-loggers', 'list', '--filter', 'gpt-5']), /gpt-5/);
+    const badFilter = await atrium(['llm-loggers', 'create', '--feed', 'orders', '--expression', 'model ==']);
+    assert.equal(badFilter.code, 1);
+    await ok(['llm-loggers', 'delete', logger.id]);
+
+    await ok(['feeds', 'update', 'orders', '--resume']);
+    await ok(['feeds', 'unsubscribe', 'orders', subscription.id]);
+    await ok(['feeds', 'delete', 'orders']);
+    const gone = await atrium(['feeds', 'show', 'orders']);
+    assert.equal(gone.code, 2);
+    assert.match(gone.stderr, /no feed named "orders"/);
+  });
+
+  test('routes, mailboxes, repositories and resource policies', async () => {
+    const spec = (port: number) => file('route.yaml', `version: v1\nkind: Route\ndomain: cli.example.test\nbackend:\n  room:\n    name: ops\npaths:\n  - path: /\n    pathType: prefix\n    targetPort: ${port}\n`);
+    await ok(['routes', 'create', '--file', spec(8080)]);
+    assert.match(await ok(['routes', 'list']), /cli\.example\.test\s+ops/);
+    await ok(['routes', 'update', 'cli.example.test', '--file', spec(9000)]);
+    assert.equal((await json(['routes', 'show', 'cli.example.test'])).port, 9000);
+    await ok(['routes', 'delete', 'cli.example.test']);
+
+    const mailbox = await json(['mailboxes', 'create', 'support@mail.example.test', '--room', 'ops', '--queue', 'inbox']);
+    assert.equal(mailbox.public, false);
+    assert.equal((await json(['mailboxes', 'update', 'support@mail.example.test', '--public', '--queue', 'tickets'])).queue, 'tickets');
+    assert.match(await ok(['mailboxes', 'list']), /support@mail\.example\.test\s+ops\s+tickets\s+true/);
+    await ok(['mailboxes', 'delete', 'support@mail.example.test']);
+
+    const repository = await json(['repositories', 'create', 'worker']);
+    assert.match(await ok(['repositories', 'list']), /worker/);
+    assert.equal((await json(['repositories', 'token', 'worker', '--push'])).token.split('.').length, 3);
+
+    await ok(['policies', 'grant', 'room', 'ops', '--members', '--role', 'viewer']);
+    await ok(['policies', 'grant', 'repository', 'worker', '--user', tenant.email, '--role', 'developer']);
+    assert.match(await ok(['policies', 'list', 'room', 'ops']), /every project member\s+userset\s+viewer/);
+    assert.match(await ok(['policies', 'list', 'repository', repository.id]), new RegExp(`${tenant.email}\\s+user\\s+developer`));
+    await ok(['policies', 'revoke', 'room', 'ops', '--members']);
+    assert.match(await ok(['policies', 'list', 'room', 'ops']), /\(none\)/);
+    const noSubject = await atrium(['policies', 'grant', 'room', 'ops', '--role', 'viewer']);
+    assert.equal(noSubject.code, 2);
+    await ok(['repositories', 'delete', 'worker']);
+  });
+
+  test('sessions: running and recent, show, events, terminate', async () => {
+    const { session } = await startSession(service.ctx, tenant.projectId, { room_name: 'ops' });
+    assert.match(await ok(['sessions', 'list']), new RegExp(`${session.id}\\s+ops`));
+    assert.equal((await json(['sessions', 'show', session.id])).room_name, 'ops');
+    assert.match(await ok(['sessions', 'events', session.id, '--type', 'session.started']), /session\.started/);
+    assert.match(await ok(['sessions', 'terminate', session.id]), /Asked the room server to end/);
+    assert.match(await ok(['sessions', 'list', '--all', '--filter', 'op']), new RegExp(session.id));
+  });
+
+  test('billing and usage: balance, transactions, auto-recharge; `atrium usage` alone is the report', async () => {
+    await adjust(service.ctx, tenant.projectId, 2_000_000n, 'cli-credit', 'Welcome credit');
+    assert.match(await ok(['billing', 'balance']), /balance:\s+2\b/);
+    assert.match(await ok(['billing', 'transactions', '--filter', 'welcome']), /adjustment\s+Welcome credit\s+2/);
+    const recharge = await json(['billing', 'recharge', '--on', '--amount', '10', '--threshold', '1']);
+    assert.equal(recharge.auto_recharge_enabled, true);
+    const report = await atrium(['usage']);
+    assert.equal(report.code, 0, report.stderr);
+    assert.match(report.stdout, /\(none\)|MODEL/);
+    assert.match(await ok(['usage', '--by', 'day', '--json']), /"interval": "day"/);
+    const wrong = await atrium(['usage', '--by', 'week']);
+    assert.equal(wrong.code, 2);
+    assert.match(wrong.stderr, /--by is one of model, provider, room, day/);
+  });
+});

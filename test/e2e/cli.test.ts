@@ -187,7 +187,7 @@ describe('atrium CLI [pglite]', () => {
     }
     const unknown = await run(['frobnicate'], {});
     assert.notEqual(unknown.code, 0);
-    assert.match(unknown.stderr, /Unknown command "frobnicate"/);
+    assert.match(unknown.stderr, /unknown command "frobnicate"/);
   });
 
   test('every command answers --help (and -h) with its usage and does nothing else', async () => {

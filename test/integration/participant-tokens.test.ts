@@ -3,6 +3,7 @@
 // /api/participant-token/validate.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
 import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, generateKeyPair, jwtVerify, SignJWT } from 'jose';
@@ -38,6 +39,17 @@ forEachEngine('participant tokens', (engine) => {
     token.addApiGrant(sdk.ApiScope.agentDefault());
     return token.toJwt({ apiKey, ...options });
   };
+
+  test('docs/end-users.md\'s example mints a token for its one room', async () => {
+    const doc = readFileSync(new URL('../../docs/end-users.md', import.meta.url), 'utf8');
+    const body = /participant-tokens" \\\n[^\n]*\n\s*-d '([\s\S]*?)'\n/.exec(doc)?.[1];
+    assert.ok(body, 'the example\'s request body');
+    const minted = await mint(JSON.parse(body));
+    assert.equal(minted.status, 200, JSON.stringify(minted.body));
+    const claims = decodeJwt(minted.body.token as string) as { grants: SdkGrant[] };
+    assert.deepEqual(claims.grants.find((g) => g.name === 'room'), { name: 'room', scope: 'lobby' });
+    assert.equal((await validate(minted.body.token as string)).status, 200);
+  });
 
   test('minted tokens carry the SDK claims and verify offline against the JWKS', async () => {
     const grants = [{ name: 'room', scope: 'lobby' }, { name: 'role', scope: 'agent' }, { name: 'api', scope: { messaging: {}, storage: { paths: [{ path: '/a', read_only: true }] } } }];

@@ -1,6 +1,7 @@
 // Projects: create, list, get, settings, status and the caller's role, on both engines.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { PROJECT_ROLES, ROLE_GROUPS } from '../../src/platform/http/roles.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 
 forEachEngine('projects', (engine) => {
@@ -181,5 +182,28 @@ forEachEngine('projects', (engine) => {
     const badKeyRole = await call(service, 'POST', `${project()}/api-keys`, { token: tenant.apiKey, json: { name: 'k', roles: ['owner'] } });
     assert.equal(badKeyRole.status, 400);
     assert.match(badKeyRole.body.error.message, /roles/);
+  });
+});
+
+forEachEngine('the role catalogue', (engine) => {
+  let service: TestService;
+  let tenant: Tenant;
+  before(async () => {
+    service = await startTestService(engine);
+    tenant = await createTenant(service, 'roles');
+  });
+  after(() => service?.stop());
+
+  test('every project role, in words and grouped, for any signed-in caller; nobody else', async () => {
+    const member = await createUserWithToken(service, 'catalogue');
+    const listed = await call(service, 'GET', '/accounts/roles', { token: member.token });
+    assert.equal(listed.status, 200);
+    const roles = listed.body.roles as { name: string; description: string; group: string }[];
+    assert.deepEqual(roles.map((r) => r.name), PROJECT_ROLES);
+    assert.deepEqual(roles.find((r) => r.name === 'feed_manager'), { name: 'feed_manager', description: 'Updates and deletes feeds.', group: 'Integrations' });
+    assert.deepEqual([...new Set(roles.map((r) => r.group))].sort(), [...ROLE_GROUPS].sort(), 'every group holds a role');
+    assert.ok(roles.every((r) => r.description.endsWith('.')));
+    assert.equal((await call(service, 'GET', '/accounts/roles', { token: tenant.apiKey })).status, 200);
+    assert.equal((await call(service, 'GET', '/accounts/roles')).status, 401);
   });
 });

@@ -9,7 +9,7 @@ import { renderPermissionsDoc, PERMISSIONS_DOC } from '../../scripts/permissions
 import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { validateAuthRequirement } from '../../src/platform/http/auth.ts';
 import { ajvFor } from '../../src/platform/http/validation.ts';
-import { startTestService, type TestService } from '../support/service.ts';
+import { call, createTenant, startTestService, type TestService } from '../support/service.ts';
 import { apiRoutes, isPluginRoute, pathParams } from '../support/routes.ts';
 
 describe('route declarations [pglite]', () => {
@@ -86,6 +86,31 @@ describe('route declarations [pglite]', () => {
       for (const part of ['params', 'querystring', 'body'] as const) walk(route.schema?.[part], `${route.method} ${route.url} ${part}`);
     }
     assert.deepEqual(problems, []);
+  });
+
+  test('every pattern an input must match is said in words: a refusal never shows a regular expression', async () => {
+    const problems: string[] = [];
+    const walk = (schema: any, where: string) => {
+      if (!schema || typeof schema !== 'object') return;
+      if (schema.pattern !== undefined && typeof schema['x-pattern-means'] !== 'string') problems.push(`${where}: a pattern without x-pattern-means`);
+      walk(schema.propertyNames, `${where} (keys)`);
+      for (const [key, sub] of Object.entries(schema.properties ?? {})) walk(sub, `${where}.${key}`);
+      if (typeof schema.additionalProperties === 'object') walk(schema.additionalProperties, `${where}[*]`);
+      if (schema.items) walk(schema.items, `${where}[]`);
+      for (const key of ['anyOf', 'oneOf', 'allOf'] as const) for (const sub of schema[key] ?? []) walk(sub, where);
+    };
+    for (const route of apiRoutes(service)) {
+      for (const part of ['params', 'querystring', 'body'] as const) walk(route.schema?.[part], `${route.method} ${route.url} ${part}`);
+    }
+    assert.deepEqual(problems, []);
+    // What a client sees: the words, and the values a union of constants takes.
+    const tenant = await createTenant(service, 'words');
+    const named = await call(service, 'POST', `/accounts/projects/${tenant.projectId}/rooms`, { token: tenant.apiKey, json: { name: 'a/b' } });
+    assert.deepEqual([named.status, named.body.error.message], [400, 'body.name must not contain "/", "\\" or control characters']);
+    const feed = await call(service, 'POST', `/accounts/projects/${tenant.projectId}/feeds`, { token: tenant.apiKey, json: { name: 'f', visibility: 'everyone' } });
+    assert.deepEqual([feed.status, feed.body.error.message], [400, 'body.visibility must be one of "public", "project", "private"']);
+    const email = await call(service, 'POST', '/setup', { json: { token: 'x', email: 'not an address', password: 'a long password', project_name: 'p' } });
+    assert.deepEqual([email.status, email.body.error.message], [400, 'body.email must be an email address']);
   });
 
   test('docs/permissions.md is up to date', () => {

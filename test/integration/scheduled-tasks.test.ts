@@ -175,6 +175,10 @@ forEachEngine('scheduled tasks', (engine) => {
       assert.ok(run.started_at && run.completed_at);
       const listed = (await api('GET', `/scheduled-tasks?task_id=${task.task_id}`)).body.tasks[0];
       assert.deepEqual([listed.last_run_id, listed.last_status, listed.next_run_at], [run.id, 'submitted', '2031-03-04T05:15:00.000Z']);
+      // The runs list filters by state on the server.
+      assert.deepEqual((await api('GET', `/scheduled-tasks/${task.task_id}/runs?status=submitted`)).body, { runs: [run], total: 1 });
+      assert.deepEqual((await api('GET', `/scheduled-tasks/${task.task_id}/runs?status=failed`)).body, { runs: [], total: 0 });
+      assert.equal((await api('GET', `/scheduled-tasks/${task.task_id}/runs?status=done`)).status, 400);
 
       clock.set(at('2031-03-04T05:15:00.400Z'));
       assert.equal(await scheduler.tick(), 1);

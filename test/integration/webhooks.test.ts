@@ -7,7 +7,7 @@ import { eq } from 'drizzle-orm';
 import { decodeJwt } from 'jose';
 import { eventsTable } from '../../src/platform/events/store.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, type Tenant } from '../support/service.ts';
-import { startReceiver, startWebhookService, verifyDelivery, type Receiver, type Received, type WebhookTestService } from '../support/webhooks.ts';
+import { sleep, startReceiver, startWebhookService, verifyDelivery, type Receiver, type Received, type WebhookTestService } from '../support/webhooks.ts';
 
 forEachEngine('webhooks', (engine) => {
   let service: WebhookTestService;
@@ -287,6 +287,29 @@ forEachEngine('webhooks', (engine) => {
     assert.match(delivery.attempts[0].error, /ETIMEDOUT|within 1000 ms/);
     assert.ok(delivery.attempts[0].latency_ms < 2_400, `given up at the deadline: ${delivery.attempts[0].latency_ms} ms`);
   });
+
+  // Only PostgreSQL has two transactions at once to lock each other out; PGlite runs one at a time.
+  if (engine === 'postgres') {
+    test('deleting a webhook while an attempt of it is being recorded waits for it: 200, never a deadlock', async () => {
+      const statuses: number[] = [];
+      for (let round = 0; round < 16; round += 1) {
+        const hook = await makeHook({ events: ['room.started'] });
+        let deleting: Promise<number> | undefined;
+        // The first failure starts the webhook's failing streak, recorded with the attempt: the
+        // delete is sent as the answer leaves, so it meets that record.
+        receiver.respond = (r) => {
+          // A little later each round, to fall within the record's statements in one of them.
+          if (hook.mine(r) && !deleting) deleting = sleep(round).then(() => call(service, 'DELETE', `${hooks()}/${hook.id}`, { token: tenant.apiKey })).then((d) => d.status);
+          return { status: 500 };
+        };
+        await call(service, 'POST', `/accounts/projects/${tenant.projectId}/sessions`, { token: tenant.apiKey, json: { room_name: `deleted-${round}` } });
+        await receiver.waitFor(() => deleting !== undefined);
+        statuses.push(await deleting!);
+      }
+      receiver.respond = () => ({});
+      assert.deepEqual(statuses, statuses.map(() => 200));
+    });
+  }
 
   test('a receiver that answers with a large body: its status counts, the rest is not read', async () => {
     const hook = await makeHook({ events: ['room.started'] });

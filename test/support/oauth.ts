@@ -132,6 +132,11 @@ export class FormBrowser {
     return [...this.#jar.keys()].map((k) => k.split('|')[1]!);
   }
 
+  /** Puts a cookie in the jar as a server would have set it (a forged or stale one, say). */
+  setCookie(name: string, value: string, path = '/'): void {
+    this.#jar.set(`${new URL(this.base).origin}|${name}|${path}`, { value, path });
+  }
+
   #cookieHeader(url: URL): string | undefined {
     const pairs = [...this.#jar.entries()].filter(([key, c]) => key.startsWith(`${url.origin}|`)
       && (url.pathname === c.path || url.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`)));

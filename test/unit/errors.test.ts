@@ -1,10 +1,12 @@
 // The error catalogue: codes render their templates, every shorthand yields a catalogue code, and
-// docs/errors.md is generated from the table.
+// docs/errors.md is generated from the table; schema violations are told in words.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { ERRORS_DOC, renderErrorsDoc } from '../../scripts/errors-doc.ts';
+import { Type } from 'typebox';
 import { illFormedText } from '../../src/platform/http/schemas.ts';
+import { checkerFor } from '../../src/platform/http/validation.ts';
 import { ERROR_CATALOGUE, apiError, badRequest, conflict, forbidden, notFound, tooManyRequests, toApiError, unauthorized } from '../../src/platform/http/errors.ts';
 
 test('templates are filled from parameters; a string is the detail', () => {
@@ -57,4 +59,26 @@ test('ill-formed text is found wherever it hides; well-formed text and streams p
 test('a request the client aborted is its own doing, not an internal error', () => {
   assert.equal(toApiError(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }))?.status, 400);
   assert.equal(toApiError(Object.assign(new Error('premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' }))?.status, 400);
+});
+
+test('schema violations in words: a pattern by what it means (never the expression), formats, a union of constants', () => {
+  const check = checkerFor(Type.Object({
+    id: Type.Optional(Type.String({ pattern: '^[a-z]+$', 'x-pattern-means': 'must be lower-case letters' })),
+    code: Type.Optional(Type.String({ pattern: '^[0-9]+$' })),
+    at: Type.Optional(Type.String({ format: 'date-time' })),
+    kind: Type.Optional(Type.Union([Type.Literal('a'), Type.Literal('b')])),
+  }), 'body');
+  const refusal = (value: unknown) => {
+    try {
+      check(value);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return 'accepted';
+  };
+  assert.equal(refusal({ id: 'A1' }), 'body.id must be lower-case letters');
+  assert.equal(refusal({ code: 'x' }), 'body.code is not in the form this field takes');
+  assert.equal(refusal({ at: 'yesterday' }), 'body.at must be a date and time in ISO 8601 (2025-01-31T12:00:00Z)');
+  assert.equal(refusal({ kind: 'c' }), 'body.kind must be one of "a", "b"');
+  assert.equal(refusal({ id: 'abc', kind: 'b' }), 'accepted');
 });

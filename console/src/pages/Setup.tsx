@@ -1,13 +1,14 @@
 // First run: the one-time link `atrium serve` prints on an empty database. It creates the first
-// admin and the first project, then signs in. Without a valid token, or once an admin exists, there
-// is nothing here.
+// admin and the first project, then signs in: the setup's answer carries the new admin through the
+// console's sign-in, which asks neither for the password again nor for consent (docs/oauth.md).
+// Without a valid token, or once an admin exists, there is nothing here.
 import { Alert, Button, Center, Loader, Paper, PasswordInput, Stack, Text, TextInput, Title } from '@mantine/core';
 import { useForm } from '@mantine/form';
 import { useEffect, useState } from 'react';
 import { signIn } from '../auth/session.ts';
 import { ApiError, publicApi, unwrap } from '../api.ts';
 import { errorText } from '../ui/feedback.tsx';
-import { fieldOfMessage } from '../ui/FormModal.tsx';
+import { fieldOfMessage, withoutRequestPart } from '../ui/FormModal.tsx';
 
 // The token leaves the address bar (and the history) as soon as the page has read it.
 const token = new URLSearchParams(location.search).get('token') ?? '';
@@ -43,11 +44,10 @@ export default function Setup() {
     } catch (error) {
       const message = errorText(error);
       const field = fieldOfMessage(message, FIELDS);
-      if (field) form.setFieldError(field, message);
+      if (field) form.setFieldError(field, withoutRequestPart(message));
       else setFailure(message);
       return;
     }
-    // Signing in goes through the sign-in page with the new address filled in.
     await signIn(`/p/${created.project_id}`, values.email);
   });
 

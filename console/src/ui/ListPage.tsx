@@ -1,5 +1,6 @@
-// The list every family shows: a title with its actions, a filter, pages of rows from the API, and
-// a virtualised table body, so a page of 1,000 rows renders only what is on screen.
+// The list every family shows: a title with its actions, a filter that the API applies (so a search
+// finds what is on any page), pages of rows from the API, and a virtualised table body, so a page of
+// 1,000 rows renders only what is on screen.
 import { Anchor, Group, Loader, Pagination, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
@@ -37,6 +38,8 @@ export interface ListPageProps<T> {
   /** Buttons next to the title (create…), already filtered by role. */
   actions?: ReactNode;
   filterLabel?: string;
+  /** The values the filter takes, when it is a choice (a state) rather than text. */
+  filterOptions?: readonly string[];
   empty: ReactNode;
   /** Ask again every so many milliseconds while shown (a live list). */
   refetchInterval?: number;
@@ -47,14 +50,12 @@ export interface ListPageProps<T> {
 const PAGE_SIZES = ['25', '100', '1000'];
 const ROW_HEIGHT = 45;
 
-/** A page of an API list that returns every item at once (filtered by `text`). */
-export function pageLocally<T>(items: readonly T[], page: PageRequest, text: (item: T) => string): PageOf<T> {
-  const needle = page.filter.toLowerCase();
-  const matching = needle ? items.filter((item) => text(item).toLowerCase().includes(needle)) : [...items];
-  return { items: matching.slice(page.offset, page.offset + page.limit), total: matching.length };
+/** A page of an API list that returns every item at once (already filtered by the API). */
+export function pageLocally<T>(items: readonly T[], page: PageRequest): PageOf<T> {
+  return { items: items.slice(page.offset, page.offset + page.limit), total: items.length };
 }
 
-export function ListPage<T>({ title, description, queryKey, load, columns, rowKey, rowLink, actions, filterLabel = 'Filter by name', empty, refetchInterval, staleTime }: ListPageProps<T>) {
+export function ListPage<T>({ title, description, queryKey, load, columns, rowKey, rowLink, actions, filterLabel = 'Filter by name', filterOptions, empty, refetchInterval, staleTime }: ListPageProps<T>) {
   const [filter, setFilter] = useState('');
   const [debounced] = useDebouncedValue(filter, 250);
   const [pageSize, setPageSize] = useState(PAGE_SIZES[0]!);
@@ -81,7 +82,9 @@ export function ListPage<T>({ title, description, queryKey, load, columns, rowKe
         <Group>{actions}</Group>
       </Group>
       <Group align="flex-end">
-        <TextInput label={filterLabel} value={filter} onChange={(event) => { setFilter(event.currentTarget.value); setPage(1); }} w={280} />
+        {filterOptions
+          ? <Select label={filterLabel} data={filterOptions as string[]} value={filter || null} onChange={(value) => { setFilter(value ?? ''); setPage(1); }} clearable placeholder="Any" w={200} />
+          : <TextInput label={filterLabel} value={filter} onChange={(event) => { setFilter(event.currentTarget.value); setPage(1); }} w={280} />}
         <Select label="Rows per page" data={PAGE_SIZES} value={pageSize} onChange={(value) => { setPageSize(value ?? PAGE_SIZES[0]!); setPage(1); }} w={130} allowDeselect={false} />
         {query.isFetching && <Loader size="sm" aria-label="Loading" />}
       </Group>

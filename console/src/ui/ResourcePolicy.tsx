@@ -86,7 +86,8 @@ export function ResourcePolicy({ type, resourceId, label, back, roles: typeRoles
         description={<>Roles on this {type} only, for users, API keys or every member, beyond their project roles. <Anchor component={Link} to={back.to}>{back.label}</Anchor></>}
         queryKey={key}
         filterLabel="Filter by subject"
-        // Token-paged: the first 1,000 bindings, then paged here.
+        // Token-paged: the first 1,000 bindings of the resource are read whole, so the filter, which
+        // names subjects as they are shown (emails, every member…), is applied to all of them here.
         load={async (page) => {
           const grants: Grant[] = [];
           let token: string | null | undefined;
@@ -95,7 +96,8 @@ export function ResourcePolicy({ type, resourceId, label, back, roles: typeRoles
             grants.push(...next.access_grants);
             token = next.continuation_token;
           } while (token && grants.length < MOST_BINDINGS);
-          return pageLocally(grants, page, (g) => describe(g.subject));
+          const needle = page.filter.toLowerCase();
+          return pageLocally(needle ? grants.filter((g) => describe(g.subject).toLowerCase().includes(needle)) : grants, page);
         }}
         columns={[
           { header: 'Subject', cell: (g) => describe(g.subject) },

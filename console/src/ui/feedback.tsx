@@ -1,6 +1,7 @@
 // Showing what the API said: an error in words, a copyable value, a value shown only once.
 import { ActionIcon, Alert, Button, Code, CopyButton, Group, Modal, Stack, TextInput, Tooltip } from '@mantine/core';
 import type { ReactNode } from 'react';
+import { CheckIcon, CopyIcon } from './icons.tsx';
 
 export function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -25,7 +26,7 @@ export function CopyField({ label, value, description }: { label: string; value:
         <CopyButton value={value}>
           {({ copied, copy }) => (
             <Tooltip label={copied ? 'Copied' : 'Copy'}>
-              <ActionIcon variant="subtle" onClick={copy} aria-label={`Copy ${label}`}>{copied ? '✓' : '⧉'}</ActionIcon>
+              <ActionIcon variant="subtle" onClick={copy} aria-label={`Copy ${label}`}>{copied ? <CheckIcon /> : <CopyIcon />}</ActionIcon>
             </Tooltip>
           )}
         </CopyButton>
@@ -34,13 +35,19 @@ export function CopyField({ label, value, description }: { label: string; value:
   );
 }
 
+/** How Atrium keeps a secret it shows once: a hash (it only checks the secret), or encrypted (it uses it: a webhook's signing secret). */
+const KEPT = {
+  hash: 'Atrium stores only a hash of it.',
+  encrypted: 'Atrium keeps it encrypted, to use it itself, and never shows it again.',
+};
+
 /** A secret the API returns once (an API key, a client secret, a signing secret). */
-export function ShownOnce({ title, label, value, onClose, children }: { title: string; label: string; value: string | undefined; onClose: () => void; children?: ReactNode }) {
+export function ShownOnce({ title, label, value, onClose, kept = 'hash', children }: { title: string; label: string; value: string | undefined; onClose: () => void; kept?: keyof typeof KEPT; children?: ReactNode }) {
   return (
     <Modal opened={value !== undefined} onClose={onClose} title={title} size="lg" closeOnClickOutside={false}>
       <Stack>
         <Alert color="yellow" title="You will not see this again">
-          Copy the {label.toLowerCase()} now and keep it somewhere safe. Atrium stores only a hash of it.
+          Copy the {label.toLowerCase()} now and keep it somewhere safe. {KEPT[kept]}
         </Alert>
         <CopyField label={label} value={value ?? ''} />
         {children}

@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
+import { filterQuery } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import { callerOf } from '../../platform/http/auth.ts';
 import * as schema from './schema.ts';
@@ -21,8 +22,8 @@ export function apiKeyRoutes(app: Api, ctx: AppContext): void {
 
   app.get('/accounts/projects/:project_id/api-keys', {
     config: { auth: { permission: 'admin' } },
-    schema: { tags, summary: 'List API keys (never their values)', params: ProjectParams, response: { 200: schema.ApiKeyList } },
-  }, async (request) => ({ keys: await service.listApiKeys(ctx, request.params.project_id) }));
+    schema: { tags, summary: 'List API keys (never their values)', params: ProjectParams, querystring: Type.Object(filterQuery('name or description')), response: { 200: schema.ApiKeyList } },
+  }, async (request) => ({ keys: await service.listApiKeys(ctx, request.params.project_id, request.query.filter) }));
 
   app.delete('/accounts/projects/:project_id/api-keys/:id', {
     config: { auth: { permission: 'admin' } },

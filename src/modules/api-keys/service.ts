@@ -37,8 +37,8 @@ export async function createApiKey(db: Db, box: SecretBox, projectId: string, in
   return { ...apiKeyView(row), value: key.value };
 }
 
-export async function listApiKeys(ctx: AppContext, projectId: string) {
-  return (await store.listApiKeys(ctx.db, projectId)).map(apiKeyView);
+export async function listApiKeys(ctx: AppContext, projectId: string, filter?: string) {
+  return (await store.listApiKeys(ctx.db, projectId, filter || undefined)).map(apiKeyView);
 }
 
 export async function revokeApiKey(ctx: AppContext, projectId: string, keyId: string): Promise<void> {

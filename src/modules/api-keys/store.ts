@@ -1,9 +1,10 @@
 // Project API keys. Values are never stored: a SHA-256 of the secret for verification, and the
 // secret encrypted for checking participant tokens applications sign with it.
-import { and, asc, eq } from 'drizzle-orm';
+import { and, asc, eq, ilike, or } from 'drizzle-orm';
 import { pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { bytea, timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
+import { likeContains } from '../../platform/http/lists.ts';
 
 export const apiKeysTable = pgTable('api_keys', {
   id: uuid('id').primaryKey(),
@@ -29,8 +30,10 @@ export async function findApiKey(db: Db, id: string): Promise<ApiKeyRow | undefi
   return row;
 }
 
-export async function listApiKeys(db: Db, projectId: string): Promise<ApiKeyRow[]> {
-  return db.select().from(apiKeysTable).where(eq(apiKeysTable.projectId, projectId)).orderBy(asc(apiKeysTable.createdAt), asc(apiKeysTable.id));
+/** The project's keys, those whose name or description contains `filter` when one is given. */
+export async function listApiKeys(db: Db, projectId: string, filter: string | undefined): Promise<ApiKeyRow[]> {
+  const matching = filter ? or(ilike(apiKeysTable.name, likeContains(filter)), ilike(apiKeysTable.description, likeContains(filter))) : undefined;
+  return db.select().from(apiKeysTable).where(and(eq(apiKeysTable.projectId, projectId), matching)).orderBy(asc(apiKeysTable.createdAt), asc(apiKeysTable.id));
 }
 
 export async function deleteApiKey(db: Db, projectId: string, id: string): Promise<boolean> {

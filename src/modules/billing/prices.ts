@@ -12,8 +12,8 @@ export type UsageType = (typeof USAGE_TYPES)[number];
 /** The usage type of the surcharge on top of priced usage. */
 export const SURCHARGE = 'llm_proxy_surcharge';
 
-const Decimal = Type.Union([Type.String({ pattern: '^\\d{1,12}(\\.\\d{1,6})?$' }), Type.Number({ minimum: 0 })]);
-const Day = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}(T[0-9:.]+Z)?$' });
+const Decimal = Type.Union([Type.String({ pattern: '^\\d{1,12}(\\.\\d{1,6})?$', 'x-pattern-means': 'must be a decimal number with at most 6 decimals' }), Type.Number({ minimum: 0 })]);
+const Day = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}(T[0-9:.]+Z)?$', 'x-pattern-means': 'must be a date (2025-01-31) or a UTC time' });
 const PriceEntry = Type.Object({
   provider: Type.String({ minLength: 1, maxLength: 100 }),
   model: Type.String({ minLength: 1, maxLength: 256 }),
@@ -22,7 +22,7 @@ const PriceEntry = Type.Object({
   ...Object.fromEntries(USAGE_TYPES.map((t) => [t, Type.Optional(Decimal)])),
 });
 const PriceFileSchema = Type.Object({
-  currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })),
+  currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$', 'x-pattern-means': 'must be a three-letter currency code (USD)' })),
   as_of: Type.Optional(Type.String()),
   source: Type.Optional(Type.String()),
   unit: Type.Optional(Type.String()),

@@ -5,6 +5,7 @@ import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import { notFound } from '../../platform/http/errors.ts';
+import { pageOf } from '../../platform/http/lists.ts';
 import type { Api } from '../../module.ts';
 import { ProjectParams } from '../../platform/http/schemas.ts';
 import { pricingView } from './prices.ts';
@@ -34,7 +35,7 @@ export async function billingRoutes(app: Api, ctx: AppContext): Promise<void> {
   app.get('/accounts/projects/:project_id/transactions', {
     config: { auth: { permission: 'usage_reporter' } },
     schema: { tags, summary: 'Ledger entries, newest first', params: ProjectParams, querystring: schema.TransactionQuery, response: { 200: schema.TransactionList } },
-  }, async (request) => service.listTransactions(ctx, request.params.project_id, request.query.limit ?? 50, request.query.offset ?? 0));
+  }, async (request) => service.listTransactions(ctx, request.params.project_id, pageOf(request.query)));
 
   app.post('/accounts/projects/:project_id/recharge', {
     config: { auth: { permission: 'billing_manager' } },

@@ -1,11 +1,11 @@
 // Billing's request and response schemas. Amounts are decimal numbers of the currency in JSON
 // (kept as integer micro-units inside).
 import { Type } from 'typebox';
-import { LimitOffsetQuery } from '../../platform/http/lists.ts';
+import { filterQuery, LimitOffsetQuery } from '../../platform/http/lists.ts';
 
 const Amount = (description: string) => Type.Union([
   Type.Number({ minimum: 0, maximum: 1_000_000_000, description }),
-  Type.String({ maxLength: 30, pattern: '^\\d{1,10}(\\.\\d{1,6})?$', description }),
+  Type.String({ maxLength: 30, pattern: '^\\d{1,10}(\\.\\d{1,6})?$', 'x-pattern-means': 'must be a decimal number with at most 6 decimals', description }),
 ]);
 const Money = (description: string) => Type.Number({ description });
 const NullableMoney = (description: string) => Type.Union([Type.Number(), Type.Null()], { description });
@@ -38,7 +38,7 @@ export const Transaction = Type.Object({
   created_at: Type.String(),
 });
 export const TransactionList = Type.Object({ transactions: Type.Array(Transaction), total: Type.Integer() });
-export const TransactionQuery = Type.Object(LimitOffsetQuery);
+export const TransactionQuery = Type.Object({ ...LimitOffsetQuery, ...filterQuery('type or description') });
 
 export const RechargeBody = Type.Object({
   enabled: Type.Boolean(),

@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import type { AppContext } from '../../context.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { apiError, badRequest, notFound } from '../../platform/http/errors.ts';
+import type { Page } from '../../platform/http/lists.ts';
 import type { PaidCall } from '../../platform/limits/admission.ts';
 import { enqueue } from '../../platform/jobs/outbox.ts';
 import { rowsOf } from '../../platform/db/rows.ts';
@@ -98,8 +99,8 @@ export async function balanceView(ctx: AppContext, projectId: string, db: Db = c
   };
 }
 
-export async function listTransactions(ctx: AppContext, projectId: string, limit: number, offset: number) {
-  const { items, total } = await store.listEntries(ctx.db, projectId, limit, offset);
+export async function listTransactions(ctx: AppContext, projectId: string, page: Page) {
+  const { items, total } = await store.listEntries(ctx.db, projectId, page);
   return {
     transactions: items.map((e) => ({
       id: e.id,

@@ -6,6 +6,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../../platform/db/engine.ts';
 import { CompiledSql } from '../../platform/db/statements.ts';
 import { rowsOf } from '../../platform/db/rows.ts';
+import { likeContains, type Page } from '../../platform/http/lists.ts';
 
 const big = (value: bigint) => sql`${value.toString()}::bigint`;
 async function rows<T>(db: Db, query: SQL): Promise<T[]> {
@@ -90,11 +91,14 @@ export async function findEntry(db: Db, projectId: string, id: string): Promise<
   return row;
 }
 
-export async function listEntries(db: Db, projectId: string, limit: number, offset: number): Promise<{ items: EntryRow[]; total: number }> {
+export async function listEntries(db: Db, projectId: string, page: Page): Promise<{ items: EntryRow[]; total: number }> {
+  const where = page.filter
+    ? sql`project_id = ${projectId}::uuid and (entry_type ilike ${likeContains(page.filter)} or description ilike ${likeContains(page.filter)})`
+    : sql`project_id = ${projectId}::uuid`;
   const items = await rows<EntryRow & { total: string }>(db, sql`
     select id::text, entry_type, amount_micros::text, balance_after_micros::text, reference, reference_type, description, created_at, count(*) over () as total
-    from billing_ledger where project_id = ${projectId}::uuid order by seq desc limit ${limit} offset ${offset}`);
-  const total = items[0] ? Number(items[0].total) : Number((await rows<{ n: string }>(db, sql`select count(*) as n from billing_ledger where project_id = ${projectId}::uuid`))[0]!.n);
+    from billing_ledger where ${where} order by seq desc limit ${page.limit} offset ${page.offset}`);
+  const total = items[0] ? Number(items[0].total) : Number((await rows<{ n: string }>(db, sql`select count(*) as n from billing_ledger where ${where}`))[0]!.n);
   return { items, total };
 }
 

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { LimitOffsetQuery, ListOf } from '../../platform/http/lists.ts';
+import { filterQuery, LimitOffsetQuery, ListOf } from '../../platform/http/lists.ts';
 import { StringMap, Timestamp, Uuid } from '../../platform/http/schemas.ts';
 
 export const MAX_FILTER_LENGTH = 4096;
@@ -24,5 +24,5 @@ export const LoggerInput = Type.Object({
 
 export const LoggerEnvelope = Type.Object({ logger: Logger });
 export const LoggerList = ListOf('loggers', Logger);
-export const LoggerListQuery = Type.Object(LimitOffsetQuery);
+export const LoggerListQuery = Type.Object({ ...LimitOffsetQuery, ...filterQuery('filter expression') });
 export const LoggerParams = Type.Object({ project_id: Uuid, logger_id: Uuid });

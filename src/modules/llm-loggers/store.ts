@@ -1,9 +1,9 @@
 // LLM loggers of a project. Every query is keyed by the project id.
-import { and, asc, eq, getTableColumns } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, ilike } from 'drizzle-orm';
 import { boolean, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
+import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 
 export const loggersTable = pgTable('llm_loggers', {
   id: uuid('id').primaryKey(),
@@ -28,7 +28,7 @@ export async function findLogger(db: Db, projectId: string, id: string): Promise
 }
 
 export async function listLoggers(db: Db, projectId: string, page: Page) {
-  const where = eq(loggersTable.projectId, projectId);
+  const where = and(eq(loggersTable.projectId, projectId), page.filter ? ilike(loggersTable.filterExpression, likeContains(page.filter)) : undefined);
   const rows = await db.select({ ...getTableColumns(loggersTable), total: windowTotal }).from(loggersTable).where(where)
     .orderBy(asc(loggersTable.createdAt), asc(loggersTable.id)).limit(page.limit).offset(page.offset);
   return pageResult(rows, page, () => countRows(db, loggersTable, where));

@@ -16,7 +16,7 @@ export const AnthropicBody = Type.Object({ model: Model, stream: Stream }, {
 });
 
 export const ModelParams = Type.Object({
-  '*': Type.String({ maxLength: 256, pattern: '^(?!\\.{1,2}$)[A-Za-z0-9._:@+-]{1,256}$', description: 'A model id' }),
+  '*': Type.String({ maxLength: 256, pattern: '^(?!\\.{1,2}$)[A-Za-z0-9._:@+-]{1,256}$', 'x-pattern-means': 'must be a model id: letters, digits and ". _ : @ + -"', description: 'A model id' }),
 });
 
 export const Passthrough = Type.Unsafe<unknown>({ description: 'The provider\'s answer, passed through byte for byte (JSON, or server-sent events when streamed)' });

@@ -7,7 +7,7 @@ import { RoomName } from '../rooms/schema.ts';
 // dot-separated; the domain is checked against the deployment's mail domains by the service.
 const LOCAL = "[A-Za-z0-9!#$&'*+=^_`{|}~-]+(?:\\.[A-Za-z0-9!#$&'*+=^_`{|}~-]+)*";
 export const Address = Type.String({
-  pattern: `^(?=[^@]{1,64}@)${LOCAL}@[A-Za-z0-9.-]{1,253}$`, maxLength: 320,
+  pattern: `^(?=[^@]{1,64}@)${LOCAL}@[A-Za-z0-9.-]{1,253}$`, 'x-pattern-means': 'must be an email address (name@domain)', maxLength: 320,
   description: 'An email address under one of the mail domains the deployment allows (ATRIUM_MAIL_DOMAINS); compared case-insensitively, stored lower-cased',
   examples: ['support@mail.example.test'],
 });

@@ -15,10 +15,10 @@ export type ResponseType = (typeof RESPONSE_TYPES)[number];
 export const MAX_REDIRECT_URIS = 20;
 export const MAX_METADATA_ENTRIES = 50;
 
-export const ClientId = Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9._~-]{1,128}$', description: 'OAuth client id' });
+export const ClientId = Type.String({ maxLength: 128, pattern: '^[A-Za-z0-9._~-]{1,128}$', 'x-pattern-means': 'may hold only letters, digits and ". _ ~ -"', description: 'OAuth client id' });
 export const ClientParams = Type.Object({ project_id: Uuid, client_id: ClientId });
 
-const ClientName = Type.String({ maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: 'Label shown in the console and on the consent page' });
+const ClientName = Type.String({ maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$', 'x-pattern-means': 'must not contain control characters', description: 'Label shown in the console and on the consent page' });
 const GrantTypes = Type.Array(Type.Enum(GRANT_TYPES), { minItems: 1, maxItems: GRANT_TYPES.length, uniqueItems: true, description: 'authorization_code, refresh_token, client_credentials' });
 const ResponseTypes = Type.Array(Type.Enum(RESPONSE_TYPES), { maxItems: RESPONSE_TYPES.length, uniqueItems: true, description: 'code, token, id_token' });
 const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), {
@@ -31,7 +31,7 @@ const MetadataValue = Type.String({ maxLength: 2000 });
 // the key rule is a propertyNames constraint instead.
 const MetadataPatch = Type.Record(Type.String(), Type.Union([MetadataValue, Type.Null()]), {
   maxProperties: MAX_METADATA_ENTRIES,
-  propertyNames: { pattern: '^[A-Za-z0-9_.:-]{1,100}$' },
+  propertyNames: { pattern: '^[A-Za-z0-9_.:-]{1,100}$', 'x-pattern-means': 'names may hold only letters, digits and "_ . : -", at most 100' },
   description: 'String entries alongside the name: logo_url (absolute http(s) URL), theme (light|dark|auto), name… On update, entries merge into the stored ones; null removes one. Never secrets.',
 });
 const Official = Type.Boolean({ description: 'Accepted for SDK compatibility; only false (official clients are built into the service)' });

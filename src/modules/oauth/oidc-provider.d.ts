@@ -116,6 +116,10 @@ declare module 'oidc-provider' {
     exp?: number;
     /** Whether the library stores the session when the request ends. */
     touched?: boolean;
+    /** The account signed in to this browser session. */
+    accountId?: string;
+    /** The grant this session holds for a client. */
+    grantIdFor(clientId: string): string | undefined;
   }
 
   /** The Koa context oidc-provider passes to configuration functions and middleware (only what we use). */

@@ -8,7 +8,7 @@ import { adapterClass } from './adapter.ts';
 import { MFA_ACR, asksForSecondFactor } from './amr.ts';
 import { SCOPE_CLAIMS, userClaims } from './claims.ts';
 import { ORIGINS_PROPERTY, PROJECT_PROPERTY, useHashedSecrets } from './clients.ts';
-import { firstPartyClients } from './first-party.ts';
+import { ATRIUM_CONSOLE_CLIENT_ID, firstPartyClients } from './first-party.ts';
 import type { SigninKeys } from './keys.ts';
 import reloadKeystore from 'oidc-provider/lib/helpers/initialize_keystore.js';
 import { USER_CODE, deviceFlowSources, logoutSources, renderError } from './protocol/sources.ts';
@@ -136,6 +136,20 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
     routes: ENDPOINTS,
     ttl: { ...TTL },
     interactions: { policy: signinPolicy(), url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+    // The console is Atrium itself, on the issuer's own origin and redirect URI: signing in to it is
+    // consent enough, so its grant is made at sign-in instead of on a consent page. Every other
+    // client (the CLI too, whose device flow a consent page guards against phishing) asks.
+    async loadExistingGrant(kctx: KoaContextWithOIDC) {
+      const { oidc } = kctx;
+      const grantId = (oidc.result as { consent?: { grantId?: string } } | undefined)?.consent?.grantId ?? oidc.session!.grantIdFor(oidc.client!.clientId);
+      if (grantId) return oidc.provider.Grant.find(grantId);
+      if (oidc.client!.clientId !== ATRIUM_CONSOLE_CLIENT_ID) return undefined;
+      const grant = new oidc.provider.Grant({ clientId: oidc.client!.clientId, accountId: oidc.session!.accountId! });
+      grant.addOIDCScope(oidc.client!.scope!);
+      grant.addResourceScope(apiAudience, oidc.client!.scope!);
+      await grant.save();
+      return grant;
+    },
     discovery: {
       // Served by Atrium itself (it accepts the JWT access tokens the provider cannot look up).
       userinfo_endpoint: `${issuer}${ENDPOINTS.userinfo}`,

@@ -3,7 +3,7 @@
 // layout: src/modules/oauth/signin/invitation.ts.
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
-import { LimitOffsetQuery, pageOf } from '../../platform/http/lists.ts';
+import { filterQuery, LimitOffsetQuery, pageOf } from '../../platform/http/lists.ts';
 import type { Api } from '../../module.ts';
 import { EmptyBody, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as invitations from './invitations.ts';
@@ -16,7 +16,7 @@ const publicRoute = { auth: { permission: 'public' as const } };
 export function invitationRoutes(app: Api, ctx: AppContext): void {
   app.get('/accounts/projects/:project_id/invitations', {
     config: { auth: { permission: 'admin' } },
-    schema: { tags, summary: 'List pending (and expired) invitations', params: ProjectParams, querystring: Type.Object(LimitOffsetQuery), response: { 200: schema.InvitationList } },
+    schema: { tags, summary: 'List pending (and expired) invitations', params: ProjectParams, querystring: Type.Object({ ...LimitOffsetQuery, ...filterQuery('email address') }), response: { 200: schema.InvitationList } },
   }, async (request) => invitations.listInvitations(ctx, request.params.project_id, pageOf(request.query)));
 
   app.post('/accounts/projects/:project_id/invitations/:invitation_id/resend', {

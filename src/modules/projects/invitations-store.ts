@@ -1,10 +1,10 @@
 // Pending invitations to a project (migrations/0070_project_invitations.sql). Every query is keyed by
 // the project id, except finding an invitation by the id its link carries.
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, ilike, sql } from 'drizzle-orm';
 import { integer, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { bytea, timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
+import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 
 export const invitationsTable = pgTable('project_invitations', {
   id: uuid('id').primaryKey(),
@@ -36,11 +36,12 @@ export async function upsertInvitation(db: Db, row: typeof invitationsTable.$inf
 }
 
 export async function listInvitations(db: Db, projectId: string, page: Page) {
+  const where = and(eq(invitationsTable.projectId, projectId), page.filter ? ilike(invitationsTable.email, likeContains(page.filter)) : undefined);
   const rows = await db.select({ row: invitationsTable, total: windowTotal }).from(invitationsTable)
-    .where(eq(invitationsTable.projectId, projectId))
+    .where(where)
     .orderBy(asc(invitationsTable.createdAt), asc(invitationsTable.id))
     .limit(page.limit).offset(page.offset);
-  return pageResult(rows.map((r) => ({ ...r.row, total: r.total })), page, () => countRows(db, invitationsTable, eq(invitationsTable.projectId, projectId)));
+  return pageResult(rows.map((r) => ({ ...r.row, total: r.total })), page, () => countRows(db, invitationsTable, where));
 }
 
 export async function findInvitation(db: Db, projectId: string, id: string): Promise<InvitationRow | undefined> {

@@ -25,6 +25,11 @@ export function projectRoutes(app: Api, ctx: AppContext): void {
     schema: { tags, summary: 'List the projects the caller can access', response: { 200: schema.ProjectList } },
   }, async (request) => ({ projects: (await service.listProjects(ctx, callerOf(request))).map(service.projectView) }));
 
+  app.get('/accounts/roles', {
+    config: { auth: { permission: 'authenticated', credentials: ['api_key', 'user'] } },
+    schema: { tags, summary: 'Every project role, what it allows and the part of the project it is about (for role pickers)', response: { 200: schema.RoleCatalogue } },
+  }, () => ({ roles: service.roleCatalogue() }));
+
   app.get('/accounts/projects/:project_id', {
     config: { auth: { permission: 'member' } },
     schema: { tags, summary: 'Fetch a project', params: ProjectParams, response: { 200: schema.Project } },

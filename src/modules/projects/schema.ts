@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { PROJECT_ROLES } from '../../platform/http/roles.ts';
+import { PROJECT_ROLES, ROLE_GROUPS } from '../../platform/http/roles.ts';
 import { CountOffsetQuery, ListOf } from '../../platform/http/lists.ts';
 import { JsonObject, Name, Timestamp, Uuid } from '../../platform/http/schemas.ts';
 
@@ -28,6 +28,14 @@ export const ProjectCreate = Type.Object({
 export const ProjectList = Type.Object({ projects: Type.Array(Project) });
 
 export const ProjectStatus = Type.Object({ enabled: Type.Boolean() });
+
+export const RoleCatalogue = Type.Object({
+  roles: Type.Array(Type.Object({
+    name: RoleName,
+    description: Type.String({ description: 'What a holder of the role may do' }),
+    group: Type.Enum(ROLE_GROUPS, { description: 'The part of the project the role is about, as the console groups its pages' }),
+  })),
+});
 
 export const ProjectRoleInfo = Type.Object({
   role: Type.Union([Type.Literal('admin'), Type.Literal('developer'), Type.Literal('member')]),

@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.ts';
 import type { Memberships, Principal } from '../../platform/http/auth.ts';
 import { apiError, badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import { applyLegacyFlags, effectiveRoles, isRole, legacyFlagsOf, primaryRole, type LegacyFlags, type Role } from '../../platform/http/roles.ts';
+import { applyLegacyFlags, effectiveRoles, isRole, legacyFlagsOf, primaryRole, PROJECT_ROLES, roleDescription, roleGroup, type LegacyFlags, type Role } from '../../platform/http/roles.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { findUserByEmail, findUserById, hasSecondFactor } from '../users/service.ts';
 import { forgetInvitationsFor, invitationView, invite } from './invitations.ts';
@@ -175,4 +175,9 @@ export async function listMembers(db: Db, projectId: string, page: Page) {
       added_at: addedAt.toISOString(),
     })),
   };
+}
+
+/** Every project role in words, for role pickers (the console's, the CLI's). */
+export function roleCatalogue() {
+  return PROJECT_ROLES.map((name) => ({ name, description: roleDescription(name), group: roleGroup(name) }));
 }

@@ -18,7 +18,7 @@ export const RoomServices = Type.Object({
 });
 
 export const SecretsQuery = Type.Object({
-  for_identity: Type.Optional(Type.String({ maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$', description: 'The participant identity to read secrets for; absent: the room-wide secrets only' })),
+  for_identity: Type.Optional(Type.String({ maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$', 'x-pattern-means': 'must not contain control characters', description: 'The participant identity to read secrets for; absent: the room-wide secrets only' })),
 });
 
 export const RoomSecrets = Type.Object({

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { LimitOffsetQuery, ListOf } from '../../platform/http/lists.ts';
+import { filterQuery, LimitOffsetQuery, ListOf } from '../../platform/http/lists.ts';
 import { JsonObject, Name, StringMap, Timestamp, Uuid } from '../../platform/http/schemas.ts';
 
 export const RoomName = Type.String({ ...Name, maxLength: 200, description: 'Room name, unique in the project' });
@@ -33,6 +33,7 @@ export const RoomUpdate = Type.Object({
 
 export const RoomListQuery = Type.Object({
   ...LimitOffsetQuery,
+  ...filterQuery('name'),
   order_by: Type.Optional(Type.Union([Type.Literal('room_name'), Type.Literal('created_at')], { default: 'room_name' })),
 });
 

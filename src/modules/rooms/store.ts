@@ -1,8 +1,8 @@
 // Rooms of a project. Every query is keyed by the project id.
-import { and, asc, eq, getTableColumns, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, ilike, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/engine.ts';
 import { preparedPerDb } from '../../platform/db/statements.ts';
-import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
+import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 import { roomsTable } from './tables.ts';
 
 export type RoomRow = typeof roomsTable.$inferSelect;
@@ -53,7 +53,7 @@ export async function deleteRoom(db: Db, projectId: string, id: string): Promise
 export const ROOM_ORDERS = { room_name: [asc(roomsTable.name)], created_at: [asc(roomsTable.createdAt)] } as const;
 
 export async function listRooms(db: Db, projectId: string, page: Page & { orderBy: keyof typeof ROOM_ORDERS }) {
-  const where = eq(roomsTable.projectId, projectId);
+  const where = and(eq(roomsTable.projectId, projectId), page.filter ? ilike(roomsTable.name, likeContains(page.filter)) : undefined);
   const rows = await db.select({ ...getTableColumns(roomsTable), total: windowTotal }).from(roomsTable).where(where)
     .orderBy(...ROOM_ORDERS[page.orderBy], asc(roomsTable.id)).limit(page.limit).offset(page.offset);
   return pageResult(rows, page, () => countRows(db, roomsTable, where));

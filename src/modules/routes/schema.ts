@@ -4,12 +4,12 @@ import { CountOffsetQuery, ListOf } from '../../platform/http/lists.ts';
 import { CLOSED, JsonObject, Name, StringMap, Timestamp, Uuid } from '../../platform/http/schemas.ts';
 import { RoomName } from '../rooms/schema.ts';
 
-export const Domain = Type.String({ pattern: DNS_NAME_PATTERN, maxLength: 253, description: 'A lower-case DNS name, unique across the deployment', examples: ['app.example.com'] });
+export const Domain = Type.String({ pattern: DNS_NAME_PATTERN, 'x-pattern-means': 'must be a lower-case DNS name (app.example.com)', maxLength: 253, description: 'A lower-case DNS name, unique across the deployment', examples: ['app.example.com'] });
 const Port = Type.Integer({ minimum: 1, maximum: 65535 });
 const Named = (description: string) => Type.Object({ name: Type.String({ ...Name, description }) }, CLOSED);
 
 const Path = Type.Object({
-  path: Type.String({ pattern: '^/[^\\u0000-\\u001f\\u007f\\s]*$', maxLength: 2000, description: 'Starts with "/"' }),
+  path: Type.String({ pattern: '^/[^\\u0000-\\u001f\\u007f\\s]*$', 'x-pattern-means': 'must start with "/" and contain no spaces or control characters', maxLength: 2000, description: 'Starts with "/"' }),
   pathType: Type.Union([Type.Literal('prefix'), Type.Literal('exact')]),
   stripPrefix: Type.Optional(Type.Boolean()),
   targetPort: Type.Optional(Port),

@@ -60,5 +60,5 @@ export function scheduledTaskRoutes(app: Api, ctx: AppContext): void {
   app.get('/accounts/projects/:project_id/scheduled-tasks/:task_id/runs', {
     config: { auth: { permission: 'scheduled_task_inventory' } },
     schema: { tags, summary: 'Runs of a scheduled task, newest first', params: ByTask, querystring: schema.RunListQuery, response: { 200: schema.RunList } },
-  }, async (request) => service.listRuns(ctx, request.params.project_id, request.params.task_id, pageOf(request.query)));
+  }, async (request) => service.listRuns(ctx, request.params.project_id, request.params.task_id, request.query.status, pageOf(request.query)));
 }

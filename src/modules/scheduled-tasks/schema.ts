@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ListOf, MAX_PAGE } from '../../platform/http/lists.ts';
+import { filterQuery, ListOf, MAX_PAGE } from '../../platform/http/lists.ts';
 import { JsonObject, StringMap, Timestamp, Uuid } from '../../platform/http/schemas.ts';
 import { RoomName } from '../rooms/schema.ts';
 
@@ -82,13 +82,17 @@ export const TaskListQuery = Type.Object({
   room_id: Type.Optional(Type.String({ format: 'uuid' })),
   task_id: Type.Optional(Type.String({ format: 'uuid' })),
   active: Type.Optional(Type.Boolean()),
+  ...filterQuery('name, queue or room name'),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 100, description: 'Most items returned' })),
   page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, description: 'The same as limit (newer SDKs)' })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0, description: 'Items skipped' })),
 });
 export const TaskList = ListOf('tasks', ScheduledTask);
 
+const RunStatus = Type.Union([Type.Literal('pending'), Type.Literal('submitting'), Type.Literal('submitted'), Type.Literal('retrying'), Type.Literal('failed')]);
+
 export const RunListQuery = Type.Object({
+  status: Type.Optional({ ...RunStatus, description: 'Only runs in this state' }),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 100, description: 'Most items returned' })),
   offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0, description: 'Items skipped' })),
 });
@@ -100,7 +104,7 @@ export const ScheduledTaskRun = Type.Object({
   room_name: Type.String(),
   queued_message_id: Uuid,
   target: Type.Literal('queue'),
-  status: Type.Union([Type.Literal('pending'), Type.Literal('submitting'), Type.Literal('submitted'), Type.Literal('retrying'), Type.Literal('failed')]),
+  status: RunStatus,
   attempt_count: Type.Integer(),
   error: Nullable(Type.String()),
   scheduled_time: Timestamp,

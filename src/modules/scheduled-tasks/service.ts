@@ -226,8 +226,8 @@ export async function listTasks(ctx: AppContext, projectId: string, filter: Para
   return { tasks: items.map(taskView), total };
 }
 
-export async function listRuns(ctx: AppContext, projectId: string, taskId: string, page: Page) {
+export async function listRuns(ctx: AppContext, projectId: string, taskId: string, status: store.RunStatus | undefined, page: Page) {
   await mustFind(ctx, projectId, taskId);
-  const { items, total } = await store.listRuns(ctx.db, projectId, taskId, page);
+  const { items, total } = await store.listRuns(ctx.db, projectId, taskId, status, page);
   return { runs: items.map(runView), total };
 }

@@ -1,10 +1,10 @@
 // Scheduled tasks and their runs. Every query is keyed by the project id, except the scheduler's and
 // the delivery worker's, which work across projects on rows they locked or were handed.
-import { and, desc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, ilike, or, sql, type SQL } from 'drizzle-orm';
 import { bigint, boolean, integer, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
+import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 import { clockSql } from '../../platform/jobs/outbox.ts';
 import { rowsOf } from '../../platform/db/rows.ts';
 import { roomsTable } from '../rooms/tables.ts';
@@ -104,16 +104,20 @@ export async function listTasks(db: Db, projectId: string, filter: { roomId?: st
     filter.roomId ? eq(tasksTable.roomId, filter.roomId) : undefined,
     filter.taskId ? eq(tasksTable.id, filter.taskId) : undefined,
     filter.active !== undefined ? eq(tasksTable.active, filter.active) : undefined,
+    page.filter ? or(ilike(tasksTable.name, likeContains(page.filter)), ilike(tasksTable.queueName, likeContains(page.filter)), ilike(roomsTable.name, likeContains(page.filter))) : undefined,
   );
   const rows = await db.select({ task: tasksTable, roomName: roomsTable.name, lastRun: latestRun, total: windowTotal }).from(tasksTable)
     .innerJoin(roomsTable, eq(roomsTable.id, tasksTable.roomId))
     .where(where).orderBy(tasksTable.createdAt, tasksTable.id).limit(page.limit).offset(page.offset);
-  const result = await pageResult(rows, page, () => countRows(db, tasksTable, where));
+  const result = await pageResult(rows, page, async () => {
+    const [row] = await db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(tasksTable).innerJoin(roomsTable, eq(roomsTable.id, tasksTable.roomId)).where(where);
+    return row?.n ?? 0;
+  });
   return { items: result.items.map(withRoom), total: result.total };
 }
 
-export async function listRuns(db: Db, projectId: string, taskId: string, page: Page) {
-  const where = and(eq(runsTable.projectId, projectId), eq(runsTable.taskId, taskId));
+export async function listRuns(db: Db, projectId: string, taskId: string, status: RunStatus | undefined, page: Page) {
+  const where = and(eq(runsTable.projectId, projectId), eq(runsTable.taskId, taskId), status ? eq(runsTable.status, status) : undefined);
   const rows = await db.select({ run: runsTable, total: windowTotal }).from(runsTable).where(where)
     .orderBy(desc(runsTable.scheduledTime)).limit(page.limit).offset(page.offset);
   const result = await pageResult(rows, page, () => countRows(db, runsTable, where));

@@ -6,12 +6,12 @@ import { RoomName } from '../rooms/schema.ts';
 /** Largest secret value, in bytes (decoded). */
 export const MAX_SECRET_BYTES = 64 * 1024;
 
-export const SecretId = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$', maxLength: 200, description: 'Secret id: assigned (a UUID), or chosen for a room secret' });
+export const SecretId = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._:-]*$', 'x-pattern-means': 'must start with a letter or digit and hold only letters, digits and ". _ : -"', maxLength: 200, description: 'Secret id: assigned (a UUID), or chosen for a room secret' });
 const SecretName = Type.String({ ...Name, description: 'Unique among the project\'s secrets, or among a room\'s for one identity' });
-const SecretType = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', maxLength: 100, description: 'What the value holds: `docker` (registry credentials as JSON), `keys` (a JSON object of strings), or any other label' });
+const SecretType = Type.String({ pattern: '^[A-Za-z0-9][A-Za-z0-9._-]*$', 'x-pattern-means': 'must start with a letter or digit and hold only letters, digits and ". _ -"', maxLength: 100, description: 'What the value holds: `docker` (registry credentials as JSON), `keys` (a JSON object of strings), or any other label' });
 // Checked for the alphabet and decoded size by the service, which answers 413 past MAX_SECRET_BYTES.
 const DataBase64 = Type.String({ maxLength: 1024 * 1024, description: `The value, base64-encoded; at most ${MAX_SECRET_BYTES} bytes decoded` });
-const IDENTITY = { maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$' };
+const IDENTITY = { maxLength: 200, pattern: '^[^\\u0000-\\u001f\\u007f]*$', 'x-pattern-means': 'must not contain control characters' };
 const Identity = (description: string) => Type.Union([Type.String({ ...IDENTITY, description }), Type.Null()]);
 
 export const ProjectSecretBody = Type.Object({ name: SecretName, type: SecretType, data_base64: DataBase64 }, {

@@ -51,7 +51,7 @@ const Port = Type.Object({
 const SecretRef = Type.Object({ id: Type.String({ ...Name, description: 'Id of a project secret' }) }, CLOSED);
 
 const Environment = Type.Object({
-  name: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_.-]*$', maxLength: 200 }),
+  name: Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_.-]*$', 'x-pattern-means': 'must start with a letter or "_" and hold only letters, digits, ".", "_" and "-"', maxLength: 200 }),
   value: Type.Optional(Nullable(Text(32 * 1024))),
   token: Type.Optional(Nullable(JsonObject('A participant token minted for the service: identity, api, role'))),
   secret: Type.Optional(Nullable(SecretRef)),

@@ -21,7 +21,7 @@ export const MAX_SPEC_CHARACTERS = 256 * 1024;
 const VARIABLE_NAME = '^[A-Za-z_][A-Za-z0-9_]*$';
 
 const Variable = Type.Object({
-  name: Type.String({ pattern: VARIABLE_NAME, maxLength: 100 }),
+  name: Type.String({ pattern: VARIABLE_NAME, 'x-pattern-means': 'must start with a letter or "_" and hold only letters, digits and "_"', maxLength: 100 }),
   title: Type.Optional(Type.Union([Type.String({ maxLength: 200 }), Type.Null()])),
   description: Type.Optional(Type.Union([Description, Type.Null()])),
   obscure: Type.Optional(Type.Boolean({ description: 'A secret: shown as "********" except to room servers' })),

@@ -20,9 +20,9 @@ export const ROOM_NAME_ATTRIBUTE = 'atrium.room.name';
 
 // Schemas ------------------------------------------------------------------------------------------
 
-const Int64 = Type.Union([Type.String({ maxLength: 21, pattern: '^-?[0-9]{1,20}$' }), Type.Integer()], { description: 'A 64-bit integer, as a decimal string or a number' });
+const Int64 = Type.Union([Type.String({ maxLength: 21, pattern: '^-?[0-9]{1,20}$', 'x-pattern-means': 'must be a decimal integer' }), Type.Integer()], { description: 'A 64-bit integer, as a decimal string or a number' });
 const Double = Type.Union([Type.Number(), Type.String({ maxLength: 20 })], { description: 'A number ("NaN" and "Infinity" as strings)' });
-const HexId = (bytes: number) => Type.String({ maxLength: bytes * 2, pattern: '^[0-9a-fA-F]*$', description: `${bytes} bytes in hex` });
+const HexId = (bytes: number) => Type.String({ maxLength: bytes * 2, pattern: '^[0-9a-fA-F]*$', 'x-pattern-means': 'must be hexadecimal digits', description: `${bytes} bytes in hex` });
 const Text = (maxLength: number) => Type.String({ maxLength });
 const Many = <T extends TSchema>(item: T, maxItems: number) => Type.Optional(Type.Array(item, { maxItems }));
 

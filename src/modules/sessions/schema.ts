@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { ListOf, MAX_PAGE } from '../../platform/http/lists.ts';
+import { filterQuery, ListOf, MAX_PAGE } from '../../platform/http/lists.ts';
 import { Timestamp, Uuid } from '../../platform/http/schemas.ts';
 import { AgentName } from '../agents/schema.ts';
 import { RoomName } from '../rooms/schema.ts';
@@ -7,7 +7,7 @@ import { RoomName } from '../rooms/schema.ts';
 /** The OpenAPI tag of every route a room server calls (docs/room-servers.md). */
 export const ROOM_SERVER_TAG = 'Room servers';
 
-const Role = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$' });
+const Role = Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\u0000-\\u001f\\u007f]+$', 'x-pattern-means': 'must not contain control characters' });
 const Participants = Type.Record(Type.String({ maxLength: 100 }), Type.Integer({ minimum: 0, maximum: 1_000_000 }), {
   maxProperties: 50, description: 'Participant count by role, e.g. {"user": 3, "agent": 1}',
 });
@@ -72,8 +72,9 @@ export const RecentSessionsQuery = Type.Object({
   offset: Offset,
   room_id: Type.Optional(Type.String({ format: 'uuid', description: 'Only sessions of this registered room' })),
   room_name: Type.Optional(Type.String({ maxLength: 200, description: 'Only sessions of this room name' })),
+  ...filterQuery('room name'),
 });
-export const ActiveSessionsQuery = Type.Object({ limit: Limit(MAX_PAGE), offset: Offset });
+export const ActiveSessionsQuery = Type.Object({ limit: Limit(MAX_PAGE), offset: Offset, ...filterQuery('room name') });
 export const AgentSessionsQuery = Type.Object({
   limit: Limit(25),
   offset: Offset,

@@ -1,10 +1,10 @@
 // Room sessions as reported by room servers, their participants and telemetry. Every query is keyed
 // by the project id.
-import { and, desc, eq, isNotNull, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { and, desc, eq, ilike, isNotNull, isNull, or, sql, type SQL } from 'drizzle-orm';
 import { integer, jsonb, pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
+import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 import { rowsOf, tableRows } from '../../platform/db/rows.ts';
 import type { EventCause, SingleCause } from '../../platform/events/emit.ts';
 
@@ -147,6 +147,7 @@ export async function listSessions(db: Db, projectId: string, filter: SessionFil
     filter.roomId ? eq(t.roomId, filter.roomId) : undefined,
     filter.roomName ? eq(t.roomName, filter.roomName) : undefined,
     filter.agentId ? eq(t.agentId, filter.agentId) : undefined,
+    page.filter ? ilike(t.roomName, likeContains(page.filter)) : undefined,
   );
   const rows = await db.select({ session: t, total: windowTotal }).from(t).where(where)
     .orderBy(desc(t.startedAt), desc(t.id)).limit(page.limit).offset(page.offset);

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import type { Api } from '../../module.ts';
 import { Name } from '../../platform/http/schemas.ts';
-import { checkSetup, runSetup } from './service.ts';
+import { checkSetup, firstRunCookie, runSetup } from './service.ts';
 
 const Token = Type.String({ maxLength: 100, description: 'The token of the setup link `atrium serve` prints on an empty database' });
 const tags = ['First run'];
@@ -25,6 +25,7 @@ export function setupRoutes(app: Api, ctx: AppContext): void {
     config: publicRoute,
     schema: {
       tags, summary: 'Create the first admin and their first project (only while no account exists)',
+      description: 'The answer sets a short-lived cookie for the sign-in pages: the console\'s sign-in that follows signs the new admin in without asking for the password again.',
       body: Type.Object({
         token: Token,
         email: Type.String({ format: 'email', maxLength: 254 }),
@@ -35,5 +36,8 @@ export function setupRoutes(app: Api, ctx: AppContext): void {
       }),
       response: { 201: Type.Object({ user_id: Type.String(), project_id: Type.String() }) },
     },
-  }, async (request, reply) => reply.status(201).send(await runSetup(ctx, request.body)));
+  }, async (request, reply) => {
+    const created = await runSetup(ctx, request.body);
+    return reply.status(201).header('set-cookie', firstRunCookie(ctx, created.user_id)).send(created);
+  });
 }

@@ -13,6 +13,16 @@ import { createUser, hasUsers, PASSWORD_MIN_LENGTH } from '../users/service.ts';
 /** The console page that takes the token. */
 export const SETUP_PATH = '/console/setup';
 
+/**
+ * The cookie that carries the new admin from the setup form through the console's first sign-in:
+ * they have just chosen their password, so the sign-in page does not ask for it again. Sent only to
+ * the sign-in pages, readable by no script, and good for one sign-in within a few minutes.
+ */
+export const FIRST_RUN_COOKIE = 'atrium_first_run';
+export const FIRST_RUN_COOKIE_PATH = '/interaction';
+const FIRST_RUN_TTL_MS = 5 * 60_000;
+const FIRST_RUN_PURPOSE = 'first-run sign-in';
+
 export function setupToken(config: Pick<Config, 'secretKey' | 'dataDir'>): string {
   const master = loadSecretKey(config.secretKey, config.dataDir);
   return Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), 'atrium first-run setup', 32)).toString('base64url');
@@ -50,6 +60,25 @@ export interface SetupInput {
   first_name?: string | undefined;
   last_name?: string | undefined;
   project_name: string;
+}
+
+/** The Set-Cookie value that signs the admin the setup created in to the console's first sign-in. */
+export function firstRunCookie(ctx: AppContext, userId: string): string {
+  const sealed = ctx.secrets.encrypt(JSON.stringify({ purpose: FIRST_RUN_PURPOSE, userId, expiresAt: Date.now() + FIRST_RUN_TTL_MS }));
+  const secure = ctx.config.publicUrl.startsWith('https:') ? '; Secure' : '';
+  return `${FIRST_RUN_COOKIE}=${sealed}; Path=${FIRST_RUN_COOKIE_PATH}; Max-Age=${FIRST_RUN_TTL_MS / 1000}; HttpOnly; SameSite=Lax${secure}`;
+}
+
+/** The user a first-run cookie names while it is fresh; undefined for anything else. */
+export function firstRunUser(ctx: AppContext, value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  try {
+    const ticket = JSON.parse(ctx.secrets.decrypt(value)) as { purpose?: unknown; userId?: unknown; expiresAt?: unknown };
+    if (ticket.purpose !== FIRST_RUN_PURPOSE || typeof ticket.userId !== 'string' || typeof ticket.expiresAt !== 'number') return undefined;
+    return ticket.expiresAt > Date.now() ? ticket.userId : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 // Two submissions at once on this instance must not both find the database empty.

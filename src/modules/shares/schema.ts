@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { LimitOffsetQuery, ListOf } from '../../platform/http/lists.ts';
+import { filterQuery, LimitOffsetQuery, ListOf } from '../../platform/http/lists.ts';
 import { JsonObject, Timestamp, Uuid } from '../../platform/http/schemas.ts';
 import { RoomName } from '../rooms/schema.ts';
 
@@ -34,7 +34,7 @@ export const CreatedShare = Type.Object({
 export const ShareParams = Type.Object({ project_id: Uuid, share_id: Uuid });
 export const ConnectParams = Type.Object({ share_id: Uuid });
 
-export const ShareListQuery = Type.Object(LimitOffsetQuery);
+export const ShareListQuery = Type.Object({ ...LimitOffsetQuery, ...filterQuery('label or room name') });
 export const ShareList = ListOf('shares', Share);
 
 export const ShareConnection = Type.Object({

@@ -1,10 +1,11 @@
 // Shares of a project. Management queries are keyed by the project id; connect looks a share up by
 // its id alone (the token then proves the caller holds it).
-import { and, asc, eq, getTableColumns } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, ilike, inArray, or, sql } from 'drizzle-orm';
 import { jsonb, pgTable, uuid } from 'drizzle-orm/pg-core';
 import { bytea, timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import { countRows, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
+import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
+import { roomsTable } from '../rooms/tables.ts';
 
 export const sharesTable = pgTable('shares', {
   id: uuid('id').primaryKey(),
@@ -49,8 +50,15 @@ export async function deleteShare(db: Db, projectId: string, id: string): Promis
   return rows.length > 0;
 }
 
+/** Shares whose label or room name contains `filter`. */
+function matching(db: Db, projectId: string, filter: string) {
+  const pattern = likeContains(filter);
+  const rooms = db.select({ id: roomsTable.id }).from(roomsTable).where(and(eq(roomsTable.projectId, projectId), ilike(roomsTable.name, pattern)));
+  return or(ilike(sql`${sharesTable.settings}->>'label'`, pattern), inArray(sharesTable.roomId, rooms));
+}
+
 export async function listShares(db: Db, projectId: string, page: Page) {
-  const where = eq(sharesTable.projectId, projectId);
+  const where = and(eq(sharesTable.projectId, projectId), page.filter ? matching(db, projectId, page.filter) : undefined);
   const rows = await db.select({ ...getTableColumns(sharesTable), total: windowTotal }).from(sharesTable).where(where)
     .orderBy(asc(sharesTable.createdAt), asc(sharesTable.id)).limit(page.limit).offset(page.offset);
   return pageResult(rows, page, () => countRows(db, sharesTable, where));

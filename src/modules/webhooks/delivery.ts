@@ -10,6 +10,10 @@
 // At-least-once: the job is settled only after the attempt is recorded; a crash anywhere before
 // that leaves the job leased, and it runs again when the lease expires. The event id in the headers
 // stays the same across retries, so receivers de-duplicate on it.
+//
+// Lock order: a record that changes the webhook does so before it touches the delivery, the order
+// in which deleting a webhook takes them (the webhook's row, then its deliveries by cascade), so a
+// delete while an attempt is recorded waits for it instead of deadlocking with it.
 import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../../context.ts';
 import type { EventRow } from '../../platform/events/store.ts';
@@ -147,8 +151,8 @@ export function webhookDeliveryHandler(ctx: AppContext, options: DeliveryHandler
     if (succeeded) {
       return {
         record: async (tx) => {
-          await deliveries.recordAttempt(tx, projectId, { ...base, status: 'succeeded', nextAttemptAt: null });
           await store.setWebhookHealth(tx, projectId, webhook.id, { failingSince: null });
+          await deliveries.recordAttempt(tx, projectId, { ...base, status: 'succeeded', nextAttemptAt: null });
         },
       };
     }
@@ -157,8 +161,8 @@ export function webhookDeliveryHandler(ctx: AppContext, options: DeliveryHandler
       const reason = `The endpoint answered 410 Gone at ${now.toISOString()}; re-enable the webhook to deliver again`;
       return {
         record: async (tx) => {
-          await deliveries.recordAttempt(tx, projectId, { ...base, status: 'failed', nextAttemptAt: null });
           await store.setWebhookHealth(tx, projectId, webhook.id, { disabledReason: reason });
+          await deliveries.recordAttempt(tx, projectId, { ...base, status: 'failed', nextAttemptAt: null });
         },
       };
     }
@@ -168,8 +172,8 @@ export function webhookDeliveryHandler(ctx: AppContext, options: DeliveryHandler
       const reason = `Every delivery attempt has failed since ${failingSince.toISOString()} (last: ${error}); re-enable the webhook to deliver again`;
       return {
         record: async (tx) => {
-          await deliveries.recordAttempt(tx, projectId, { ...base, status: 'failed', nextAttemptAt: null });
           await store.setWebhookHealth(tx, projectId, webhook.id, { disabledReason: reason });
+          await deliveries.recordAttempt(tx, projectId, { ...base, status: 'failed', nextAttemptAt: null });
         },
       };
     }
@@ -180,8 +184,8 @@ export function webhookDeliveryHandler(ctx: AppContext, options: DeliveryHandler
       retryAt,
       error: error ?? undefined,
       record: async (tx) => {
-        await deliveries.recordAttempt(tx, projectId, { ...base, status: retryAt ? 'pending' : 'failed', nextAttemptAt: retryAt ?? null });
         if (!webhook.failingSince) await store.setWebhookHealth(tx, projectId, webhook.id, { failingSince: startedAt });
+        await deliveries.recordAttempt(tx, projectId, { ...base, status: retryAt ? 'pending' : 'failed', nextAttemptAt: retryAt ?? null });
       },
     };
   }

@@ -3,7 +3,7 @@
 import { Type } from 'typebox';
 import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
-import { pageOf } from '../../platform/http/lists.ts';
+import { filterQuery, pageOf } from '../../platform/http/lists.ts';
 import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
@@ -24,8 +24,8 @@ export function webhookRoutes(app: Api, ctx: AppContext): void {
 
   app.get('/accounts/projects/:project_id/webhooks', {
     config: { auth },
-    schema: { tags, summary: 'List webhooks', params: ProjectParams, response: { 200: schema.WebhookList } },
-  }, async (request) => service.listWebhooks(ctx, request.params.project_id));
+    schema: { tags, summary: 'List webhooks', params: ProjectParams, querystring: Type.Object(filterQuery('name or URL')), response: { 200: schema.WebhookList } },
+  }, async (request) => service.listWebhooks(ctx, request.params.project_id, request.query.filter));
 
   app.put('/accounts/projects/:project_id/webhooks/:webhook_id', {
     config: { auth },

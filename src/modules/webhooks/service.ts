@@ -133,8 +133,8 @@ export async function createWebhook(ctx: AppContext, projectId: string, input: W
   return webhookView(row, secret ?? undefined);
 }
 
-export async function listWebhooks(ctx: AppContext, projectId: string) {
-  return { webhooks: (await store.listWebhooks(ctx.db, projectId)).map((w) => webhookView(w)) };
+export async function listWebhooks(ctx: AppContext, projectId: string, filter?: string) {
+  return { webhooks: (await store.listWebhooks(ctx.db, projectId, filter || undefined)).map((w) => webhookView(w)) };
 }
 
 export async function updateWebhook(ctx: AppContext, projectId: string, webhookId: string, input: WebhookInput) {

@@ -1,8 +1,9 @@
 // Webhook registrations. Every query is keyed by the project id.
-import { and, asc, count, eq, sql } from 'drizzle-orm';
+import { and, asc, count, eq, ilike, or, sql } from 'drizzle-orm';
 import { boolean, jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
+import { likeContains } from '../../platform/http/lists.ts';
 
 export const webhooksTable = pgTable('webhooks', {
   id: uuid('id').primaryKey(),
@@ -40,8 +41,10 @@ export async function findWebhookForUpdate(db: Db, projectId: string, id: string
   return row;
 }
 
-export async function listWebhooks(db: Db, projectId: string): Promise<WebhookRow[]> {
-  return db.select().from(webhooksTable).where(eq(webhooksTable.projectId, projectId)).orderBy(asc(webhooksTable.createdAt), asc(webhooksTable.id));
+/** The project's webhooks, those whose name or URL contains `filter` when one is given. */
+export async function listWebhooks(db: Db, projectId: string, filter: string | undefined): Promise<WebhookRow[]> {
+  const matching = filter ? or(ilike(webhooksTable.name, likeContains(filter)), ilike(webhooksTable.url, likeContains(filter))) : undefined;
+  return db.select().from(webhooksTable).where(and(eq(webhooksTable.projectId, projectId), matching)).orderBy(asc(webhooksTable.createdAt), asc(webhooksTable.id));
 }
 
 export async function countWebhooks(db: Db, projectId: string): Promise<number> {

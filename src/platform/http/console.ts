@@ -1,5 +1,6 @@
 // The web console: the static files Vite builds from console/ into console/dist, served at /console.
-// Hashed assets are immutable and cached for a year; index.html is never cached, so a new build is
+// Hashed assets are immutable and cached for a year, and sent as the brotli or gzip file the build
+// wrote beside each (scripts/console-build.ts); index.html is never cached, so a new build is
 // picked up on the next load, and every other path under /console gets it too (the console routes
 // in the browser). The page learns the public URL from a meta tag, so it signs in through the OAuth
 // issuer even when it was opened under another address.
@@ -36,6 +37,7 @@ export async function serveConsole(app: FastifyInstance, options: { root: string
     prefix: `${CONSOLE_PATH}/assets/`,
     immutable: true,
     maxAge: '365d',
+    preCompressed: true,
     index: false,
   });
 

@@ -139,14 +139,31 @@ const CODE_OF_STATUS: Record<number, ErrorCode> = {
 /** Longest path parameter the router accepts (Fastify's `maxParamLength`). */
 export const MAX_PARAM_LENGTH = 500;
 
-/** One schema violation as ajv reports it. */
+/** One schema violation as ajv reports it (`verbose`: with the schema that holds the keyword). */
 export interface SchemaViolation {
   keyword: string;
   instancePath: string;
   schemaPath: string;
   params: Record<string, unknown>;
   message?: string | undefined;
+  parentSchema?: Record<string, unknown> | undefined;
 }
+
+/**
+ * The schema keyword that says in words what a `pattern` asks for ("must not contain "/" or control
+ * characters"): a refused value is told that, never the regular expression.
+ */
+export const PATTERN_MEANS = 'x-pattern-means';
+
+const FORMATS: Record<string, string> = {
+  email: 'an email address',
+  uuid: 'a UUID',
+  'date-time': 'a date and time in ISO 8601 (2025-01-31T12:00:00Z)',
+  date: 'a date (2025-01-31)',
+  uri: 'an absolute URL',
+  url: 'an absolute URL',
+  hostname: 'a host name',
+};
 
 /**
  * A violation in words, naming the field: `body.container.image is required`. `where` is the part
@@ -162,13 +179,34 @@ export function describeViolation(violation: SchemaViolation, where: string): st
   if (keyword === 'not' && violation.schemaPath.endsWith('/additionalProperties/not')) {
     return `${at(segments.slice(0, -1))} has unknown property ${JSON.stringify(segments.at(-1))}`;
   }
+  if (keyword === 'pattern') {
+    const means = violation.parentSchema?.[PATTERN_MEANS];
+    return `${at(segments)} ${typeof means === 'string' ? means : 'is not in the form this field takes'}`;
+  }
+  if (keyword === 'format') return `${at(segments)} must be ${FORMATS[String(params.format)] ?? `a valid ${String(params.format)}`}`;
+  if (keyword === 'enum') return `${at(segments)} must be one of ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
   return `${at(segments)} ${violation.message ?? 'is invalid'}`;
 }
 
+/**
+ * The first violation in words; a value that is none of a union's constants (`"visibility": "x"`)
+ * is told the values it may take, not one "must be equal to constant" per branch.
+ */
+export function describeViolations(violations: readonly SchemaViolation[], where: string): string {
+  const first = violations[0]!;
+  const union = violations.find((v) => v.keyword === 'anyOf' && v.instancePath === first.instancePath);
+  if (union && first.keyword === 'const') {
+    const branches = violations.filter((v) => v.instancePath === first.instancePath && v.schemaPath.startsWith(`${union.schemaPath}/`));
+    if (branches.every((v) => v.keyword === 'const')) {
+      return describeViolation({ ...first, keyword: 'enum', params: { allowedValues: branches.map((v) => v.params.allowedValue) } }, where);
+    }
+  }
+  return describeViolation(first, where);
+}
+
 function describeValidation(error: FastifyError): string {
-  const first = error.validation?.[0];
-  if (!first) return error.message;
-  return describeViolation(first as SchemaViolation, error.validationContext ?? 'request');
+  if (!error.validation?.length) return error.message;
+  return describeViolations(error.validation as SchemaViolation[], error.validationContext ?? 'request');
 }
 
 /** The SQLSTATE of a database error, which the query layer wraps (DrizzleQueryError.cause). */

@@ -27,6 +27,14 @@ export const CountOffsetQuery = {
   filter: Type.Optional(Type.String({ maxLength: 200, description: 'Only items whose name contains this text (case-insensitive)' })),
 };
 
+/**
+ * A `filter` query parameter for a list of another paging style: a case-insensitive substring of
+ * what `what` names, so that a search finds items on every page, not just the one on screen.
+ */
+export function filterQuery(what: string) {
+  return { filter: Type.Optional(Type.String({ maxLength: 200, description: `Only items whose ${what} contains this text (case-insensitive)` })) };
+}
+
 /** page_size/continuation_token query parameters. */
 export const PageTokenQuery = {
   page_size: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 100, description: 'Most items returned' })),

@@ -1,42 +1,51 @@
 // Project roles, what each one implies, and the legacy permission flags that map onto them.
 
+/**
+ * What a role is about, for role pickers: the sections of the console's navigation where its
+ * resources are (docs/console.md).
+ */
+export const ROLE_GROUPS = ['Project', 'Rooms', 'Access', 'Integrations', 'Billing'] as const;
+type RoleGroup = (typeof ROLE_GROUPS)[number];
+
+interface RoleEntry { description: string; group: RoleGroup; implies: string[] }
+
 /** The three roles of each resource family, `<family>_creator | _inventory | _manager`. */
-const family = <F extends string>(name: F, plural: string) => ({
-  [`${name}_creator`]: { description: `Creates ${plural}.`, implies: [] },
-  [`${name}_inventory`]: { description: `Lists and reads ${plural}.`, implies: [] },
-  [`${name}_manager`]: { description: `Updates and deletes ${plural}.`, implies: [`${name}_inventory`] },
-}) as Record<`${F}_${'creator' | 'inventory' | 'manager'}`, { description: string; implies: string[] }>;
+const family = <F extends string>(name: F, plural: string, group: RoleGroup) => ({
+  [`${name}_creator`]: { description: `Creates ${plural}.`, group, implies: [] },
+  [`${name}_inventory`]: { description: `Lists and reads ${plural}.`, group, implies: [] },
+  [`${name}_manager`]: { description: `Updates and deletes ${plural}.`, group, implies: [`${name}_inventory`] },
+}) as Record<`${F}_${'creator' | 'inventory' | 'manager'}`, RoleEntry>;
 
 /**
  * Every project role: what it is for and the roles it brings along (transitively). Every project
  * user is a `member`; admins hold everything; developers hold the roles of building on a project.
  */
 const ROLE_TABLE = {
-  admin: { description: 'Manages the project: settings, users, API keys; holds every other role.', implies: [] },
-  developer: { description: 'Builds on the project: rooms, agents, storage, participant tokens, webhooks, and every resource family.', implies: [] },
-  member: { description: 'Every project user: reads the project, its rooms and agents, connects, downloads files.', implies: [] },
-  room_creator: { description: 'Creates rooms.', implies: [] },
-  agent_creator: { description: 'Creates managed agents.', implies: [] },
-  llm_proxy_user: { description: 'Uses the LLM proxy (and, as in the earlier variant, manages OAuth clients).', implies: ['oauth_client_creator', 'oauth_client_inventory', 'oauth_client_manager'] },
-  oauth_client_creator: { description: 'Registers OAuth clients.', implies: [] },
-  oauth_client_inventory: { description: 'Lists and reads OAuth clients.', implies: [] },
-  oauth_client_manager: { description: 'Updates and deletes OAuth clients.', implies: [] },
-  room_server: { description: 'A room server: reads the configuration of rooms (services, secrets, mailboxes, routes) and reports sessions and telemetry.', implies: [] },
-  session_inventory: { description: 'Lists and reads room sessions and their telemetry.', implies: [] },
-  usage_reporter: { description: 'Reads usage reports and transactions.', implies: [] },
-  billing_manager: { description: 'Manages billing: auto-recharge, checkout, subscriptions; reads usage.', implies: ['usage_reporter'] },
-  ...family('service', 'services'),
-  ...family('secret', 'secrets'),
-  ...family('route', 'routes'),
-  ...family('repository', 'repositories'),
-  ...family('external_oauth', 'external OAuth registrations'),
-  ...family('share', 'shares'),
-  ...family('mailbox', 'mailboxes'),
-  ...family('feed', 'feeds'),
-  ...family('feed_subscription', 'feed subscriptions'),
-  ...family('llm_logger', 'LLM loggers'),
-  ...family('scheduled_task', 'scheduled tasks'),
-};
+  admin: { description: 'Manages the project: settings, users, API keys; holds every other role.', group: 'Project', implies: [] },
+  developer: { description: 'Builds on the project: rooms, agents, storage, participant tokens, webhooks, and every resource family.', group: 'Project', implies: [] },
+  member: { description: 'Every project user: reads the project, its rooms and agents, connects, downloads files.', group: 'Project', implies: [] },
+  room_creator: { description: 'Creates rooms.', group: 'Rooms', implies: [] },
+  agent_creator: { description: 'Creates managed agents.', group: 'Rooms', implies: [] },
+  llm_proxy_user: { description: 'Uses the LLM proxy (and, as in the earlier variant, manages OAuth clients).', group: 'Integrations', implies: ['oauth_client_creator', 'oauth_client_inventory', 'oauth_client_manager'] },
+  oauth_client_creator: { description: 'Registers OAuth clients.', group: 'Access', implies: [] },
+  oauth_client_inventory: { description: 'Lists and reads OAuth clients.', group: 'Access', implies: [] },
+  oauth_client_manager: { description: 'Updates and deletes OAuth clients.', group: 'Access', implies: [] },
+  room_server: { description: 'A room server: reads the configuration of rooms (services, secrets, mailboxes, routes) and reports sessions and telemetry.', group: 'Rooms', implies: [] },
+  session_inventory: { description: 'Lists and reads room sessions and their telemetry.', group: 'Rooms', implies: [] },
+  usage_reporter: { description: 'Reads usage reports and transactions.', group: 'Billing', implies: [] },
+  billing_manager: { description: 'Manages billing: auto-recharge, checkout, subscriptions; reads usage.', group: 'Billing', implies: ['usage_reporter'] },
+  ...family('service', 'services', 'Rooms'),
+  ...family('secret', 'secrets', 'Access'),
+  ...family('route', 'routes', 'Integrations'),
+  ...family('repository', 'repositories', 'Integrations'),
+  ...family('external_oauth', 'external OAuth registrations', 'Access'),
+  ...family('share', 'shares', 'Access'),
+  ...family('mailbox', 'mailboxes', 'Integrations'),
+  ...family('feed', 'feeds', 'Integrations'),
+  ...family('feed_subscription', 'feed subscriptions', 'Integrations'),
+  ...family('llm_logger', 'LLM loggers', 'Integrations'),
+  ...family('scheduled_task', 'scheduled tasks', 'Rooms'),
+} satisfies Record<string, RoleEntry>;
 
 export type Role = keyof typeof ROLE_TABLE;
 
@@ -53,6 +62,11 @@ const IMPLIES = new Map<Role, readonly Role[]>(PROJECT_ROLES.map((role) => {
 
 export function roleDescription(role: Role): string {
   return ROLE_TABLE[role].description;
+}
+
+/** The section of the console a role is about (ROLE_GROUPS). */
+export function roleGroup(role: Role): RoleGroup {
+  return ROLE_TABLE[role].group as RoleGroup;
 }
 
 export function isRole(value: string): value is Role {

@@ -5,7 +5,7 @@ export const Uuid = Type.String({ format: 'uuid', description: 'UUID' });
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601 UTC' });
 
 /** A resource name: printable, no slashes or control characters. */
-export const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^/\\\\\\u0000-\\u001f\\u007f]+$' });
+export const Name = Type.String({ minLength: 1, maxLength: 200, pattern: '^[^/\\\\\\u0000-\\u001f\\u007f]+$', 'x-pattern-means': 'must not contain "/", "\\" or control characters' });
 export const Description = Type.String({ maxLength: 2000 });
 
 // TypeBox turns a Record's key schema into patternProperties, which bounds nothing: keys are

@@ -4,7 +4,7 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Static, TSchema } from 'typebox';
-import { badRequest, describeViolation, type SchemaViolation } from './errors.ts';
+import { badRequest, describeViolations, type SchemaViolation } from './errors.ts';
 
 /**
  * Query strings and path params arrive as text and are coerced; JSON bodies must have the right
@@ -12,7 +12,8 @@ import { badRequest, describeViolation, type SchemaViolation } from './errors.ts
  * refused (400 naming them) where it says `additionalProperties: never`.
  */
 export function ajvFor(coerce: boolean): Ajv {
-  const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: true, allErrors: false, strict: false });
+  // verbose: a violation carries the schema it broke, whose words a refusal uses (describeViolation).
+  const ajv = new Ajv({ coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: true, allErrors: false, strict: false, verbose: true });
   addFormats.default(ajv);
   return ajv;
 }
@@ -28,6 +29,6 @@ export function checkerFor<S extends TSchema>(schema: S, where: string): (value:
   return (value) => {
     validate ??= valueAjv.compile(schema);
     if (validate(value)) return value as Static<S>;
-    throw badRequest(describeViolation(validate.errors![0] as SchemaViolation, where));
+    throw badRequest(describeViolations(validate.errors as SchemaViolation[], where));
   };
 }

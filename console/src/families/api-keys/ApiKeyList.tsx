@@ -9,7 +9,6 @@ import { ShownOnce } from '../../ui/feedback.tsx';
 import { formatTime } from '../../ui/format.ts';
 import { FormModal } from '../../ui/FormModal.tsx';
 import { ListPage, pageLocally } from '../../ui/ListPage.tsx';
-import { ROLE_OPTIONS } from '../members/roles.ts';
 
 type ApiKey = ResponseOf<'/accounts/projects/{project_id}/api-keys', 'get'>['keys'][number];
 
@@ -25,7 +24,8 @@ export default function ApiKeyList() {
         title="API keys"
         description="Keys act for this project: as an admin, or with the roles they were created with."
         queryKey={key}
-        load={async (page) => pageLocally((await unwrap(api.GET('/accounts/projects/{project_id}/api-keys', params))).keys, page, (k) => `${k.name} ${k.description}`)}
+        filterLabel="Filter by name or description"
+        load={async (page) => pageLocally((await unwrap(api.GET('/accounts/projects/{project_id}/api-keys', { params: { ...params.params, query: page.filter ? { filter: page.filter } : {} } }))).keys, page)}
         columns={[
           { header: 'Name', cell: (k) => k.name },
           { header: 'Description', cell: (k) => k.description || '—' },
@@ -52,7 +52,7 @@ export default function ApiKeyList() {
         fields={[
           { kind: 'text', name: 'name', label: 'Name', required: true },
           { kind: 'textarea', name: 'description', label: 'Description' },
-          { kind: 'multiselect', name: 'roles', label: 'Roles', description: 'Leave empty for a key that acts as a project admin.', options: ROLE_OPTIONS },
+          { kind: 'roles', name: 'roles', label: 'Roles', description: 'Leave empty for a key that acts as a project admin.' },
         ]}
         initialValues={{ name: '', description: '', roles: [] as Role[] }}
         submitLabel="Create key"

@@ -130,12 +130,9 @@ export default function BillingPage() {
         description="The ledger, newest first: purchases, recharges and grants add; usage debits."
         queryKey={[...key, 'transactions']}
         filterLabel="Filter by type or description"
-        // The route has no filter: the page's rows are filtered as they arrive.
         load={async ({ offset, limit, filter }) => {
-          const page = await unwrap(api.GET('/accounts/projects/{project_id}/transactions', { ...params, params: { ...params.params, query: { offset, limit } } }));
-          const needle = filter.toLowerCase();
-          const items = needle ? page.transactions.filter((t) => `${t.type} ${t.description}`.toLowerCase().includes(needle)) : page.transactions;
-          return { items, total: page.total };
+          const page = await unwrap(api.GET('/accounts/projects/{project_id}/transactions', { ...params, params: { ...params.params, query: { offset, limit, ...(filter ? { filter } : {}) } } }));
+          return { items: page.transactions, total: page.total };
         }}
         columns={[
           { header: 'When', cell: (t) => formatTime(t.created_at) },

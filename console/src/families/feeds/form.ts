@@ -68,7 +68,7 @@ export const SUBSCRIPTION_FIELDS: Field[] = [
 ];
 
 export const NEW_SUBSCRIPTION_FIELDS: Field[] = [
-  { kind: 'text', name: 'room', label: 'Room', required: true },
+  { kind: 'room', name: 'room', label: 'Room', required: true, description: 'The room whose storage receives the files. Fixed at creation.' },
   { kind: 'text', name: 'path', label: 'Path', placeholder: 'feeds/orders', description: 'The folder in the room\'s storage the files go to; empty for its root. Fixed at creation.' },
   ...SUBSCRIPTION_FIELDS,
 ];

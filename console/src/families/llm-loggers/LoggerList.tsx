@@ -19,13 +19,10 @@ export default function LoggerList() {
         title="LLM loggers"
         description="Copy the LLM proxy's calls that match a filter into a feed, in the background."
         queryKey={projectKey(projectId, 'llm-loggers')}
-        filterLabel="Filter by feed or expression"
-        // The route has no filter: the page's rows are filtered as they arrive.
+        filterLabel="Filter by expression"
         load={async ({ offset, limit, filter }) => {
-          const page = await unwrap(api.GET('/accounts/projects/{project_id}/llm-loggers', { params: { path: { project_id: projectId }, query: { offset, limit } } }));
-          const needle = filter.toLowerCase();
-          const items = needle ? page.loggers.filter((l) => `${feeds.get(l.destination_feed_id) ?? ''} ${l.filter_expression}`.toLowerCase().includes(needle)) : page.loggers;
-          return { items, total: page.total };
+          const page = await unwrap(api.GET('/accounts/projects/{project_id}/llm-loggers', { params: { path: { project_id: projectId }, query: { offset, limit, ...(filter ? { filter } : {}) } } }));
+          return { items: page.loggers, total: page.total };
         }}
         columns={[
           { header: 'Filter', cell: (logger) => <Code>{logger.filter_expression}</Code> },

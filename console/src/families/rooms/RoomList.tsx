@@ -20,11 +20,9 @@ export default function RoomList() {
         title="Rooms"
         description="Rooms run on your room servers; connect gives a participant token and the room's URL."
         queryKey={projectKey(projectId, 'rooms')}
-        // The rooms list has no name filter: the page's rows are filtered as they arrive.
         load={async ({ offset, limit, filter }) => {
-          const page = await unwrap(api.GET('/accounts/projects/{project_id}/rooms', { params: { path: { project_id: projectId }, query: { offset, limit } } }));
-          const items = filter ? page.rooms.filter((room) => room.name.toLowerCase().includes(filter.toLowerCase())) : page.rooms;
-          return { items, total: page.total };
+          const page = await unwrap(api.GET('/accounts/projects/{project_id}/rooms', { params: { path: { project_id: projectId }, query: { offset, limit, ...(filter ? { filter } : {}) } } }));
+          return { items: page.rooms, total: page.total };
         }}
         columns={[
           { header: 'Name', cell: (room) => room.name },

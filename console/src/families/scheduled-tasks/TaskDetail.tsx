@@ -2,7 +2,8 @@ import { Button, Stack, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { ApiError, api, unwrap } from '../../api.ts';
+import { ApiError, api, unwrap, type ResponseOf } from '../../api.ts';
+import { every } from '../../ui/exhaustive.ts';
 import { invalidate, projectKey } from '../../app/query.ts';
 import { useProject } from '../../app/project.tsx';
 import { ConfirmButton, DetailHeader, Facts } from '../../ui/actions.tsx';
@@ -12,7 +13,10 @@ import { FormModal } from '../../ui/FormModal.tsx';
 import { ListPage } from '../../ui/ListPage.tsx';
 import { TASK_FIELDS, taskBody, taskName, taskValues } from './form.ts';
 
-type Run = { id: string; status: string; attempt_count: number; error: string | null; scheduled_time: string; started_at: string | null; completed_at: string | null; queued_message_id: string };
+type Run = ResponseOf<'/accounts/projects/{project_id}/scheduled-tasks/{task_id}/runs', 'get'>['runs'][number];
+type RunState = Run['status'];
+
+const RUN_STATES = every<RunState>()(['pending', 'submitting', 'submitted', 'retrying', 'failed']);
 
 export default function TaskDetail() {
   const { projectId, can, path } = useProject();
@@ -63,10 +67,11 @@ export default function TaskDetail() {
         title="Runs"
         refetchInterval={5_000}
         queryKey={projectKey(projectId, 'scheduled-tasks', taskId, 'runs')}
-        filterLabel="Filter by status"
+        filterLabel="State"
+        filterOptions={RUN_STATES}
         load={async ({ offset, limit, filter }) => {
-          const page = await unwrap(api.GET('/accounts/projects/{project_id}/scheduled-tasks/{task_id}/runs', { params: { ...byId.params, query: { offset, limit } } }));
-          return { items: filter ? page.runs.filter((run) => run.status.includes(filter)) : page.runs, total: page.total };
+          const page = await unwrap(api.GET('/accounts/projects/{project_id}/scheduled-tasks/{task_id}/runs', { params: { ...byId.params, query: { offset, limit, ...(filter ? { status: filter as RunState } : {}) } } }));
+          return { items: page.runs, total: page.total };
         }}
         columns={[
           { header: 'Due', cell: (run) => formatTime(run.scheduled_time) },

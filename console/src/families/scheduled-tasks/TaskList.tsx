@@ -6,13 +6,10 @@ import { invalidate, projectKey } from '../../app/query.ts';
 import { useProject } from '../../app/project.tsx';
 import { formatTime } from '../../ui/format.ts';
 import { FormModal, type Field } from '../../ui/FormModal.tsx';
-import { ListPage, pageLocally } from '../../ui/ListPage.tsx';
+import { ListPage } from '../../ui/ListPage.tsx';
 import { NEW_TASK, TASK_FIELDS, taskBody, taskName, type Task, type TaskValues } from './form.ts';
 
-const CREATE_FIELDS: Field[] = [{ kind: 'text', name: 'room', label: 'Room', required: true, description: 'The room the messages go to; it must exist.' }, ...TASK_FIELDS];
-
-/** The API lists tasks oldest first without a name filter: the list is read whole (bounded) and filtered here. */
-const MAX_TASKS = 1000;
+const CREATE_FIELDS: Field[] = [{ kind: 'room', name: 'room', label: 'Room', required: true, description: 'The room the messages go to.' }, ...TASK_FIELDS];
 
 export default function TaskList() {
   const { projectId, can, path } = useProject();
@@ -24,10 +21,10 @@ export default function TaskList() {
         title="Scheduled tasks"
         description="Messages sent to a room's queue on a schedule; each due time fires once."
         queryKey={projectKey(projectId, 'scheduled-tasks')}
-        filterLabel="Filter by name or room"
-        load={async (page) => {
-          const all = await unwrap(api.GET('/accounts/projects/{project_id}/scheduled-tasks', { params: { path: { project_id: projectId }, query: { limit: MAX_TASKS } } }));
-          return pageLocally(all.tasks, page, (task) => `${taskName(task)} ${task.room_name}`);
+        filterLabel="Filter by name, queue or room"
+        load={async ({ offset, limit, filter }) => {
+          const page = await unwrap(api.GET('/accounts/projects/{project_id}/scheduled-tasks', { params: { path: { project_id: projectId }, query: { offset, limit, ...(filter ? { filter } : {}) } } }));
+          return { items: page.tasks, total: page.total };
         }}
         columns={[
           { header: 'Name', cell: taskName },

@@ -1,3 +1,4 @@
+import { secretValueProblem } from '../../../../src/api-client/secret-values.ts';
 import type { Field } from '../../ui/FormModal.tsx';
 
 export const VALUE_FIELD: Field = {
@@ -6,6 +7,7 @@ export const VALUE_FIELD: Field = {
   label: 'Value',
   required: true,
   description: 'Stored encrypted; the console never shows it again. JSON for the docker and keys types.',
+  check: (value, values) => secretValueProblem(String(values.type ?? ''), String(value ?? '')) ?? null,
 };
 
 export const TYPE_FIELD = {

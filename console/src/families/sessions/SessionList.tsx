@@ -24,14 +24,11 @@ export default function SessionList() {
       filterLabel="Filter by room name"
       load={async ({ offset, limit, filter }) => {
         const params = { path: { project_id: projectId } };
-        if (which === 'recent') {
-          const page = await unwrap(api.GET('/accounts/projects/{project_id}/sessions', { params: { ...params, query: { offset, limit, ...(filter ? { room_name: filter } : {}) } } }));
-          return { items: page.sessions, total: page.total };
-        }
-        // The active list has no room filter: the page's rows are filtered as they arrive.
-        const page = await unwrap(api.GET('/accounts/projects/{project_id}/sessions/active', { params: { ...params, query: { offset, limit } } }));
-        const items = filter ? page.sessions.filter((session) => session.room_name.toLowerCase().includes(filter.toLowerCase())) : page.sessions;
-        return { items, total: page.total };
+        const query = { offset, limit, ...(filter ? { filter } : {}) };
+        const page = which === 'recent'
+          ? await unwrap(api.GET('/accounts/projects/{project_id}/sessions', { params: { ...params, query } }))
+          : await unwrap(api.GET('/accounts/projects/{project_id}/sessions/active', { params: { ...params, query } }));
+        return { items: page.sessions, total: page.total };
       }}
       columns={[
         { header: 'Room', cell: (session) => session.room_name },

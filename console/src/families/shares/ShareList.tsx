@@ -56,10 +56,8 @@ export default function ShareList() {
         queryKey={key}
         filterLabel="Filter by label or room"
         load={async ({ offset, limit, filter }) => {
-          const page = await unwrap(api.GET('/accounts/projects/{project_id}/shares', { params: { path: { project_id: projectId }, query: { offset, limit } } }));
-          // The route has no filter: the page's rows are filtered as they arrive.
-          const items = filter ? page.shares.filter((s) => `${label(s)} ${String(s.settings.room)}`.toLowerCase().includes(filter.toLowerCase())) : page.shares;
-          return { items, total: page.total };
+          const page = await unwrap(api.GET('/accounts/projects/{project_id}/shares', { params: { path: { project_id: projectId }, query: { offset, limit, ...(filter ? { filter } : {}) } } }));
+          return { items: page.shares, total: page.total };
         }}
         columns={[
           { header: 'Label', cell: label },

@@ -1,6 +1,6 @@
 // One webhook: its settings, secret rotation, and the delivery history with each attempt's
 // request and response, and redelivery.
-import { Accordion, Badge, Button, Group, Select, Stack, Table, Text, Title } from '@mantine/core';
+import { Accordion, Alert, Badge, Button, Group, Select, Stack, Table, Text, Title } from '@mantine/core';
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
@@ -100,6 +100,11 @@ export default function WebhookDetail() {
     mutationFn: (enabled: boolean) => unwrap(api.PUT('/accounts/projects/{project_id}/webhooks/{webhook_id}', { ...params, body: { enabled } })),
     onSuccess: () => invalidate(key),
   });
+  // A signed webhook.test delivery through the same queue as any event: it shows in the history below.
+  const test = useMutation({
+    mutationFn: () => unwrap(api.POST('/accounts/projects/{project_id}/webhooks/{webhook_id}/test', { ...params, body: {} })),
+    onSuccess: () => invalidate(projectKey(projectId, 'webhooks', webhookId, 'deliveries')),
+  });
   if (!webhook) return list.isPending ? null : <ErrorAlert error={list.error ?? new Error('This webhook does not exist (any more).')} />;
   return (
     <Stack>
@@ -108,6 +113,7 @@ export default function WebhookDetail() {
         back={{ to: path('webhooks'), label: 'Webhooks' }}
         actions={(
           <>
+            {webhook.action !== 'call' && <Button onClick={() => test.mutate()} loading={test.isPending} disabled={!webhook.enabled} title={webhook.enabled ? undefined : 'Enable the webhook first'}>Send test event</Button>}
             <Button variant="default" onClick={() => setEditing(true)}>Edit</Button>
             <Button variant="default" onClick={() => toggle.mutate(!webhook.enabled)} loading={toggle.isPending}>{webhook.enabled ? 'Pause' : 'Enable'}</Button>
             <ConfirmButton label="Rotate secret" color="orange" title="Rotate the signing secret?" message="A new secret signs deliveries from now on; the old one keeps signing alongside it for a day." confirmLabel="Rotate" onConfirm={async () => {
@@ -123,7 +129,8 @@ export default function WebhookDetail() {
           </>
         )}
       />
-      <ErrorAlert error={toggle.error} />
+      <ErrorAlert error={toggle.error ?? test.error} />
+      {test.isSuccess && <Alert color="green" role="status" withCloseButton onClose={() => test.reset()}>A webhook.test event is on its way; it shows under Deliveries.</Alert>}
       <Facts rows={[
         ['URL', webhook.url],
         ['Events', webhook.events.join(', ')],
@@ -144,7 +151,7 @@ export default function WebhookDetail() {
           await invalidate(key);
         }}
       />
-      <ShownOnce title="The new signing secret" label="Signing secret" value={secret} onClose={() => setSecret(undefined)} />
+      <ShownOnce title="The new signing secret" label="Signing secret" kept="encrypted" value={secret} onClose={() => setSecret(undefined)} />
     </Stack>
   );
 }

@@ -24,7 +24,7 @@ export default function WebhookList() {
         title="Webhooks"
         description="URLs Atrium calls, signed, when events happen in this project."
         queryKey={key}
-        load={async (page) => pageLocally((await unwrap(api.GET('/accounts/projects/{project_id}/webhooks', params))).webhooks, page, (w) => `${w.name} ${w.url}`)}
+        load={async (page) => pageLocally((await unwrap(api.GET('/accounts/projects/{project_id}/webhooks', { params: { ...params.params, query: page.filter ? { filter: page.filter } : {} } }))).webhooks, page)}
         filterLabel="Filter by name or URL"
         columns={[
           { header: 'Name', cell: (w) => w.name },
@@ -53,6 +53,7 @@ export default function WebhookList() {
       <ShownOnce
         title="The webhook's signing secret"
         label="Signing secret"
+        kept="encrypted"
         value={created?.secret}
         onClose={() => {
           const id = created?.id;
