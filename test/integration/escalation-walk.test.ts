@@ -241,6 +241,8 @@ forEachEngine('escalation walk', (engine) => {
     assert.deepEqual(Object.keys(EXPECTED).filter((a) => !actions.includes(a)), [], 'rows of actions no type declares');
     assert.ok(probes.length > 30, 'the routes naming actions were found');
     assert.deepEqual(types.filter((type) => !ids.has(type.type)).map((t) => t.type), [], 'each type has a route naming one by id');
+    const named = new Set(apiRoutes(service).map((route) => route.auth?.oauthScope).filter((scope) => scope !== undefined && scope !== 'openid'));
+    assert.deepEqual([...named].filter((scope) => !OAUTH_SCOPES.includes(scope!)), [], 'an OAuth token of each scope a route names is walked');
     const labels = new Set(credentials.map((c) => c.label));
     assert.deepEqual(Object.entries(EXPECTED).flatMap(([a, who]) => who.filter((label) => !labels.has(label)).map((label) => `${a}: ${label}`)), [], 'rows name only the walk\'s credentials');
   });
