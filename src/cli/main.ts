@@ -62,6 +62,11 @@ async function main(argv: string[]): Promise<number> {
   try {
     return await command(rest);
   } catch (error) {
+    const { DatabaseUnreachableError } = await import('../platform/db/engine.ts');
+    if (error instanceof DatabaseUnreachableError) {
+      process.stderr.write(`atrium: ${error.message}\n`);
+      return 1;
+    }
     if (!(await isUsageFailure(error))) throw error;
     process.stderr.write(`atrium: ${(error as Error).message}\n`);
     return 2;

@@ -31,6 +31,9 @@ export function run(command: string, args: string[], options: { env?: NodeJS.Pro
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
     child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    // A command that exits without reading its input closes the pipe (EPIPE): its exit status,
+    // not the write, says whether it worked.
+    child.stdin.on('error', () => {});
     child.stdin.end(options.input ?? '');
     const shown = () => `${command} ${args.join(' ')}`.slice(0, 300);
     const tail = () => `${stdout}\n${stderr}`.trim().split('\n').slice(-40).join('\n');

@@ -8,7 +8,8 @@ import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { seedPglite } from '../support/pglite-template.ts';
-import { freePort } from '../support/service.ts';
+import { pgUrl } from '../support/env.ts';
+import { freePort, TEST_SECRET_KEY } from '../support/service.ts';
 
 const MAIN = resolve(import.meta.dirname, '../../src/cli/main.ts');
 const TIMEOUT_MS = 90_000;
@@ -24,8 +25,8 @@ function tempDir(): string {
 
 function cliEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', ATRIUM_LOG_LEVEL: 'info', ...extra };
-  // The embedded engine, whatever the surrounding environment says.
-  delete env.DATABASE_URL;
+  // The embedded engine, whatever the surrounding environment says, unless the test names a server.
+  if (!('DATABASE_URL' in extra)) delete env.DATABASE_URL;
   return env;
 }
 
@@ -188,6 +189,20 @@ describe('atrium CLI [pglite]', () => {
     const unknown = await run(['frobnicate'], {});
     assert.notEqual(unknown.code, 0);
     assert.match(unknown.stderr, /unknown command "frobnicate"/);
+  });
+
+  test('a PostgreSQL server that cannot be used: exit 1 with a sentence naming it, no stack, no password', async () => {
+    const urls = [`postgres://atrium:hunter2@127.0.0.1:${await freePort()}/atrium`];
+    // A database that does not exist on a server that answers.
+    if (pgUrl) urls.push(Object.assign(new URL(pgUrl), { pathname: '/no_such_database' }).href);
+    for (const url of urls) {
+      const r = await run(['serve'], { ATRIUM_DATA_DIR: tempDir(), DATABASE_URL: url, ATRIUM_SECRET_KEY: TEST_SECRET_KEY });
+      assert.equal(r.code, 1, r.stderr);
+      const { host, pathname } = new URL(url);
+      assert.match(r.stderr, new RegExp(`^atrium: cannot use PostgreSQL at ${host}${pathname}: .+ Check DATABASE_URL`), r.stderr);
+      assert.doesNotMatch(r.stderr, /\n\s+at /, 'no stack trace');
+      assert.doesNotMatch(r.stderr, /hunter2/);
+    }
   });
 
   test('every command answers --help (and -h) with its usage and does nothing else', async () => {

@@ -135,6 +135,19 @@ function preparing(client: postgres.Sql, onStatement: () => void): postgres.Sql 
   });
 }
 
+/** The server named by DATABASE_URL cannot be used: unreachable, credentials refused, no such database. */
+export class DatabaseUnreachableError extends Error {}
+
+/** `host:port/database` of a URL: what an operator checks, never its password. */
+function databaseAddress(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
 async function openPostgres(url: string, poolSize: number, backgroundPoolSize: number): Promise<Database> {
   const sql = postgres(url, {
     max: poolSize,
@@ -146,6 +159,15 @@ async function openPostgres(url: string, poolSize: number, backgroundPoolSize: n
     onnotice: () => {},
     connection: { application_name: 'atrium-background' },
   });
+  try {
+    await sql`select 1`;
+  } catch (error) {
+    await Promise.all([sql.end({ timeout: 1 }), backgroundSql.end({ timeout: 1 })]);
+    const { code, message } = error as { code?: string; message: string };
+    // The first query's failure is about the server, the credentials or the database's name: a
+    // sentence to act on rather than a driver's stack.
+    throw new DatabaseUnreachableError(`cannot use PostgreSQL at ${databaseAddress(url)}: ${message}${code && !message.includes(code) ? ` (${code})` : ''}. Check DATABASE_URL and that the server accepts connections.`, { cause: error });
+  }
   let sent = 0;
   const onStatement = () => { sent += 1; };
   const db = drizzlePostgres(preparing(sql, onStatement)) as unknown as Db;
