@@ -176,6 +176,10 @@ export function actionName(requirement: ResourceRequirement): string {
 declare module 'fastify' {
   interface FastifyRequest {
     decision: Decision | undefined;
+    /** The resource the route's step found, so that the handler looks it up once (`resourceOf`). */
+    decidedResource: Resource | undefined;
+    /** The caller as an actor, so that the step and the handler read its policy roles once (`actorOf`). */
+    actor: Actor | undefined;
   }
 }
 
@@ -190,11 +194,6 @@ const POLICY_ACTIONS = {
 };
 
 const NAME = /^[a-z][a-z_]{0,49}$/;
-
-/** Found resources of a request, for the handler (`resourceOf`), so a route looks its resource up once. */
-const found = new WeakMap<FastifyRequest, Resource>();
-/** The actor of a request, so that the step and the handler read the caller's policy roles once. */
-const actors = new WeakMap<FastifyRequest, Actor>();
 
 export class Authority {
   readonly #db: Db;
@@ -239,11 +238,11 @@ export class Authority {
 
   /** The caller of a route with a project role, as an actor (the same one for the step and the handler). */
   actorOf(request: FastifyRequest): Actor {
-    let actor = actors.get(request);
+    let { actor } = request;
     if (!actor) {
       const { principal, access } = request;
       if (!principal || !access) throw new Error(`${request.method} ${request.routeOptions.url} asks for its actor, but declares no project role`);
-      actors.set(request, (actor = this.actor(principal, access)));
+      request.actor = actor = this.actor(principal, access);
     }
     return actor;
   }
@@ -510,7 +509,7 @@ export class Authority {
     // A participant token's grants are worth naming only where the route takes participant tokens.
     const grants = request.routeOptions.config.auth?.credentials?.includes('participant') ?? false;
     if (!decision.allowed) throw action === 'see' ? notFound(type.label) : this.#refusal(actor, type, decision, grants);
-    found.set(request, resource);
+    request.decidedResource = resource;
   }
 
   /**
@@ -518,7 +517,7 @@ export class Authority {
    * (404 when there is none): the handler looks it up at most once.
    */
   async resourceOf<R extends Resource>(request: FastifyRequest): Promise<R> {
-    const known = found.get(request);
+    const known = request.decidedResource;
     if (known) return known as R;
     const requirement = request.routeOptions.config.auth?.resource;
     if (!requirement) throw new Error(`${request.method} ${request.routeOptions.url} asks for its resource, but declares none`);
@@ -526,7 +525,7 @@ export class Authority {
     const key = requirement.from ? requirement.from(request) : (request.params as Record<string, string>)[requirement.param!];
     const resource = key === undefined ? undefined : await this.find(type, request.access!.projectId, requirement.from || requirement.by === 'name' ? 'name' : 'id', key);
     if (!resource) throw notFound(type.label);
-    found.set(request, resource);
+    request.decidedResource = resource;
     return resource as R;
   }
 
@@ -544,7 +543,10 @@ export class Authority {
  * missing) as that route's decision too.
  */
 export function installAuthority(app: FastifyInstance, authority: Authority): void {
+  // Request decorations rather than maps keyed by request: nothing for the collector to trace per request.
   app.decorateRequest('decision', undefined);
+  app.decorateRequest('decidedResource', undefined);
+  app.decorateRequest('actor', undefined);
   app.addHook('onRoute', (route) => {
     const requirement = (route.config as { auth?: AuthRequirement } | undefined)?.auth?.resource;
     if (!requirement) return;
