@@ -1,11 +1,12 @@
-// Renders docs/permissions.md from the registered route table: which credentials each route
-// accepts, the permission it needs and the OAuth scope that admits OAuth access tokens.
+// Renders docs/permissions.md from the registered route table and the modules' resource types:
+// which credentials each route accepts, the permission it needs, the OAuth scope that admits OAuth
+// access tokens, the action it takes on a resource, and who may take each action (the tables the
+// platform decides from, src/platform/http/authority.ts).
 // `npm run docs:permissions` rewrites the file; test/integration/routes.test.ts fails when it is stale.
 import { writeFileSync } from 'node:fs';
 import { documentedPath, PLUGIN_ROUTE_PREFIXES } from '../src/app.ts';
-import { modules } from '../src/modules/index.ts';
 import { CREDENTIAL_KINDS, DEFAULT_CREDENTIALS, type AuthRequirement } from '../src/platform/http/auth.ts';
-import type { PolicyResourceType } from '../src/platform/http/policy-resources.ts';
+import { actionName, type Authority, type ResourceType } from '../src/platform/http/authority.ts';
 import { effectiveRoles, PROJECT_ROLES, roleDescription } from '../src/platform/http/roles.ts';
 import { withThrowawayApp } from './throwaway-app.ts';
 
@@ -15,7 +16,7 @@ const CREDENTIAL_DESCRIPTIONS: Record<string, string> = {
   api_key: 'Project API key (`ma-…`). Acts for its own project only: as a project admin, or with the roles it was created with.',
   user: 'Personal access token of a user (`atp_…`), or an access token of Atrium\'s own console or CLI signed in with the `atrium:user` scope (first-party clients only, docs/oauth.md). Acts with the roles the user holds in each project.',
   oauth: 'OAuth access token issued to an application for a user. Accepted only by routes that name an OAuth scope, and only when the token carries that scope; it then acts with the user\'s roles.',
-  participant: 'Participant token (a JWT Atrium minted, or one an application signed with an API key). Accepted only by routes that list it; acts in the token\'s project with what its grants allow (an `api` grant with `llm` makes it an `llm_proxy_user`; a `feed` grant lets it publish to that feed).',
+  participant: 'Participant token (a JWT Atrium minted, or one an application signed with an API key). Accepted only by routes that list it; acts in the token\'s project with what its grants allow ([below](#participant-tokens)), never more than the API key that signed it may do.',
 };
 
 interface RouteRow {
@@ -27,8 +28,8 @@ interface RouteRow {
 const cell = (text: string) => text.replaceAll('|', '\\|');
 const code = (text: string) => `\`${text}\``;
 
-/** The Markdown document for a route table (as returned by buildApp) and the policy resource types. */
-export function renderPermissionsDoc(routes: readonly RouteRow[], policyResources: readonly PolicyResourceType[]): string {
+/** The Markdown document for a route table (as returned by buildApp) and the modules' resource types. */
+export function renderPermissionsDoc(routes: readonly RouteRow[], authority: Authority): string {
   const isPlugin = (url: string) => PLUGIN_ROUTE_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`));
   const seen = new Set<string>();
   const rows = routes
@@ -72,6 +73,13 @@ export function renderPermissionsDoc(routes: readonly RouteRow[], policyResource
     '- a project role "(project: `header`)": a route without `{project_id}` (the LLM proxy) takes the project from the header it',
     '  lists, or from a credential bound to one project (API key, participant token); OAuth and personal tokens must send the header.',
     '',
+    'A route that acts on one resource names its action, `<resource type>.<action>` (`feed.publish`): once the project role',
+    'is checked, the caller must also hold that action on the resource its path names, by a project role, a role on the',
+    'resource\'s policy, the resource\'s own settings or its credential\'s grants ([Resource actions](#resource-actions)).',
+    'A resource the caller may not see answers 404, exactly like a missing one; one it sees but may not act on answers 403.',
+    'The same answers give `GET …/rights/{resource_type}/{resource_id}` (what the caller may do there; the console\'s buttons),',
+    'the lists (which resources a caller sees), and the scope of every token a caller mints.',
+    '',
     '## Roles and what they imply',
     '',
     'A user holds roles in each project; an API key holds `admin` unless it was created with narrower `roles`.',
@@ -88,8 +96,8 @@ export function renderPermissionsDoc(routes: readonly RouteRow[], policyResource
     '',
     '## Routes',
     '',
-    '| Method | Path | Permission | Credentials | OAuth scope |',
-    '|---|---|---|---|---|',
+    '| Method | Path | Permission | Resource action | Credentials | OAuth scope |',
+    '|---|---|---|---|---|---|',
     ...rows.map(({ method, path, auth }) => {
       const permission = auth?.permission ?? 'UNDECLARED';
       const credentials = permission === 'public' ? '—' : (auth?.credentials ?? DEFAULT_CREDENTIALS).map(code).join(', ');
@@ -98,29 +106,41 @@ export function renderPermissionsDoc(routes: readonly RouteRow[], policyResource
         : typeof project !== 'object' ? ''
           : 'headers' in project ? ` (project: ${project.headers.map(code).join(' or ')})` : ` of the ${project.what.toLowerCase()}'s project`;
       const alsoIn = auth?.credentialHeaders?.length ? ` (also in ${auth.credentialHeaders.map(code).join(', ')})` : '';
-      return `| ${method} | ${code(path)} | ${code(permission)}${where} | ${credentials}${alsoIn} | ${auth?.oauthScope ? code(auth.oauthScope) : '—'} |`;
+      const action = auth?.resource ? code(actionName(auth.resource)) : '—';
+      return `| ${method} | ${code(path)} | ${code(permission)}${where} | ${action} | ${credentials}${alsoIn} | ${auth?.oauthScope ? code(auth.oauthScope) : '—'} |`;
     }),
     '',
-    '## Resource policies',
+    '## Resource actions',
     '',
-    'A resource policy gives a subject (a project user, a service account — a project API key —, or every',
-    'member or developer of the project) roles on one resource; see [policies.md](policies.md). The policy',
-    'routes ask for `member`; reading a policy and changing it then need the project role named below for',
-    'the resource type. What each role on a resource lets its holder do is enforced by the resource\'s own',
-    'family, from the tables below. Roles held in the project still apply: project admins and developers',
-    'connect to every room with everything, and `repository_manager` / `repository_inventory` reach every',
-    'repository of the project.',
+    'Each module declares its resource types: the actions on one resource, the project roles that allow each on every',
+    'resource of the type, the roles of the resource\'s policy ([policies.md](policies.md): a project user, a service',
+    'account — a project API key —, or every member or developer of the project, holding roles on one resource) and the',
+    'actions each allows, what a resource\'s own settings open, and the participant-token grants that name it. One',
+    'platform step decides every action from these tables; `read_policy` and `change_policy` (reading a resource\'s',
+    'policy and granting or revoking roles on it) come with every type that has a policy.',
     '',
-    ...policyResources.flatMap((type) => [
-      `### ${code(type.type)}`,
-      '',
-      `Policy read with ${code(type.readRole)}, changed with ${code(type.manageRole)}.`,
-      '',
-      '| Role | Lets its holder |',
-      '|---|---|',
-      ...Object.entries(type.roles).map(([role, grants]) => `| ${code(role)} | ${cell(grants)} |`),
-      '',
-    ]),
+    ...authority.types.flatMap((type) => renderType(authority, type)),
+    '## Participant tokens',
+    '',
+    'A participant token does what its grants allow, and no more than the credential that minted or signed it may do:',
+    'Atrium caps every token it mints (connect, `…/participant-tokens`, shares, agents) at its minter, and a token an',
+    'application signed with an API key (HS256, as the official SDK\'s `ParticipantToken.toJwt({apiKey})` does) at what',
+    'that key may do, each time it is used: `POST /api/participant-token/validate` leaves out the grants beyond the key,',
+    'and the routes that accept participant tokens decide against the key too. Such a token stays valid while its key',
+    'exists; `exp` is optional.',
+    '',
+    '| Grant | Carries | Needs of its signer |',
+    '|---|---|---|',
+    ...authority.types.flatMap((type) => Object.entries(type.grants ?? {}).map(([grant, rule]) => (
+      `| ${code(grant)} | ${cell(rule.description)}: ${rule.actions.map((a) => code(`${type.type}.${a}`)).join(', ')} | those actions on the ${type.type}${rule.every ? ` (on every ${type.type}, for ${code(rule.every)})` : ''} |`
+    ))),
+    `| ${code('api')} | the ApiScope a room server enforces | in the ${listOf(authority.types.filter((t) => t.token?.grant === 'api').map((t) => t.type))} the token names, at most what its token table gives the signer there (below each type); naming none, what the signer's project roles give it in every one |`,
+    ...authority.tokenRoles.map((rule) => `| ${code(`${rule.grant}.${rule.surface}`)} | ${cell(rule.description)}: the project role ${code(rule.role)} | the project role ${code(rule.role)}${rule.oauthScope ? ` (an OAuth token also needs the scope ${code(rule.oauthScope)})` : ''}, whatever the token names |`),
+    `| ${code('role')} | the participant's role in the room | one of \`user\`, \`agent\`, \`tool\` |`,
+    `| ${code('tunnel_ports')} | ports of tunnels (legacy) | the \`tunnels\` surface in the token's \`api\` grant |`,
+    '',
+    'Grants Atrium gives no meaning to pass as they are.',
+    '',
     '## Served by plugins',
     '',
     'These prefixes are served by plugins that authenticate by their own rules (the API reference page,',
@@ -132,7 +152,50 @@ export function renderPermissionsDoc(routes: readonly RouteRow[], policyResource
   return lines.join('\n');
 }
 
+/** One resource type's section: its actions and who may take each, its policy, its token table. */
+function renderType(authority: Authority, type: ResourceType): string[] {
+  const policy = Object.entries(type.policy?.roles ?? {});
+  const grants = Object.entries(type.grants ?? {});
+  return [
+    `### ${code(type.type)}`,
+    '',
+    type.policy ? `Roles on its policy: ${Object.keys(type.policy.roles).map(code).join(', ')}.` : `No policy: ${cell(type.withoutPolicy ?? 'its project roles decide')}.`,
+    ...(type.open ? [`Its own settings give ${type.open.actions.map((a) => code(`${type.type}.${a}`)).join(', ')} to ${cell(type.open.description)}.`] : []),
+    '',
+    '| Action | Lets its holder | Project roles | Roles on its policy | Or |',
+    '|---|---|---|---|---|',
+    ...Object.entries(type.actions).map(([action, declared]) => {
+      const roles = policy.filter(([, actions]) => actions.includes(action)).map(([role]) => code(role));
+      const also = [
+        ...(type.open?.actions.includes(action) ? ['its own settings'] : []),
+        ...grants.filter(([, rule]) => rule.actions.includes(action)).map(([grant]) => `a participant token's ${code(grant)} grant`),
+      ];
+      return `| ${code(`${type.type}.${action}`)} | ${cell(declared.description)} | ${declared.roles.map(code).join(', ') || '—'} | ${roles.join(', ') || '—'} | ${also.join(', ') || '—'} |`;
+    }),
+    '',
+    ...(type.token ? [
+      `What a token for one ${type.type} carries in its ${code(type.token.grant)} grant (connect), by how the caller holds it, the first that applies; surfaces that stand for a project role only for its holders (${authority.tokenRoles.filter((r) => r.grant === type.token!.grant).map((r) => `${code(r.surface)}: ${code(r.role)}`).join(', ') || 'none'}):`,
+      '',
+      '| By | Carries |',
+      '|---|---|',
+      ...type.token.roles.map(([role, scope]) => `| the project role ${code(role)} | ${describeScope(scope)} |`),
+      ...type.token.policy.map(([role, scope]) => `| the role ${code(role)} on its policy | ${describeScope(scope)} |`),
+      ...(type.open?.actions.length ? [`| its own settings | what they give (${cell(type.open.description)}) |`] : []),
+      '',
+    ] : []),
+  ];
+}
+
+/** A scope's surfaces, with the narrower forms spelled out. */
+function describeScope(scope: Readonly<Record<string, unknown>>): string {
+  return Object.entries(scope).map(([surface, value]) => (Object.keys(value as object).length > 0 ? `${code(surface)} ${code(JSON.stringify(value))}` : code(surface))).join(', ');
+}
+
+function listOf(items: readonly string[]): string {
+  return items.length <= 1 ? `${items.join('')}s` : `${items.slice(0, -1).join('s, ')}s or ${items.at(-1)}s`;
+}
+
 if (import.meta.main) {
-  writeFileSync(PERMISSIONS_DOC, renderPermissionsDoc(await withThrowawayApp((built) => built.routes), modules.flatMap((m) => m.policyResources ?? [])));
+  writeFileSync(PERMISSIONS_DOC, await withThrowawayApp((built, ctx) => renderPermissionsDoc(built.routes, ctx.authority)));
   process.stdout.write(`wrote ${PERMISSIONS_DOC}\n`);
 }

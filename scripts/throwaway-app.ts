@@ -9,11 +9,11 @@ import type { AppContext } from '../src/context.ts';
 import { openContext } from '../src/main.ts';
 import { modules } from '../src/modules/index.ts';
 
-export async function withThrowawayApp<T>(read: (built: BuiltApp) => T | Promise<T>): Promise<T> {
+export async function withThrowawayApp<T>(read: (built: BuiltApp, ctx: AppContext) => T | Promise<T>): Promise<T> {
   return withThrowawayContext(async (ctx) => {
     const built = await buildApp(ctx, modules);
     try {
-      return await read(built);
+      return await read(built, ctx);
     } finally {
       await built.app.close();
     }

@@ -9,7 +9,8 @@ import type { AppContext } from './context.ts';
 import { installBodyDrain } from './platform/http/body-drain.ts';
 import { installCompression } from './platform/http/compression.ts';
 import { installCors } from './platform/http/cors.ts';
-import { installAuth, validateAuthRequirement } from './platform/http/auth.ts';
+import { DEFAULT_CREDENTIALS, installAuth, validateAuthRequirement, type AuthRequirement } from './platform/http/auth.ts';
+import { installAuthority } from './platform/http/authority.ts';
 import { ErrorBody, MAX_PARAM_LENGTH, badRequest, frameworkErrorHandler, installErrorHandling } from './platform/http/errors.ts';
 import { CONSOLE_PATH, serveConsole } from './platform/http/console.ts';
 import { installMetrics } from './platform/http/metrics.ts';
@@ -114,7 +115,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
     if (route.method === 'HEAD') return;
     const plugin = PLUGIN_ROUTE_PREFIXES.some((p) => route.url === p || route.url.startsWith(`${p}/`));
     if (!plugin) {
-      const problem = validateAuthRequirement(route);
+      const problem = validateAuthRequirement(route) ?? ctx.authority.check(route);
       if (problem) throw new Error(`Route declaration error: ${problem}`);
     }
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, config: route.config, schema: route.schema, module: declaring });
@@ -125,6 +126,7 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
   installBodyDrain(app);
   installCors(app, { allowList: ctx.config.corsOrigins, origins: modules.find((m) => m.browserOrigins)?.browserOrigins?.(ctx) });
   installAuth(app, ctx.auth);
+  installAuthority(app, ctx.authority);
   installCompression(app);
   // Hooks that never wait are written with `done`: an async hook costs every request a promise
   // and a turn of the microtask queue.
@@ -144,10 +146,11 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'Project API key, personal access token, or OAuth access token' } } },
     },
     transform: ({ schema, url, route }) => {
-      const auth = (route.config as { auth?: { permission: string } } | undefined)?.auth;
+      const auth = (route.config as { auth?: AuthRequirement } | undefined)?.auth;
       if (!schema || !auth) return { schema, url };
       const security = auth.permission === 'public' ? [] : [{ bearer: [] }];
-      const note = auth.permission === 'public' ? 'No credential.' : `Requires: ${auth.permission}.`;
+      const action = auth.resource ? `; then ${ctx.authority.requires(auth.resource, auth.credentials ?? DEFAULT_CREDENTIALS)}` : '';
+      const note = auth.permission === 'public' ? 'No credential.' : `Requires: ${auth.permission}${action}.`;
       return { schema: { ...schema, security, description: [schema.description, note].filter(Boolean).join(' ') } as typeof schema, url };
     },
   });

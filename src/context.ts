@@ -7,7 +7,7 @@ import type { SigningKeys } from './platform/crypto/signing-keys.ts';
 import type { Database, Db } from './platform/db/engine.ts';
 import type { Events } from './platform/events/emit.ts';
 import type { Auth } from './platform/http/auth.ts';
-import type { PolicyResourceTypes } from './platform/http/policy-resources.ts';
+import type { Authority } from './platform/http/authority.ts';
 import type { CallAdmission } from './platform/limits/admission.ts';
 import type { Mailer } from './platform/mail/mailer.ts';
 
@@ -21,8 +21,8 @@ export interface AppContext {
   auth: Auth;
   /** The event catalogue, and emitting an event with its consumers' fan-out. */
   events: Events;
-  /** The resource types that resource policies can name, from every module. */
-  policyResources: PolicyResourceTypes;
+  /** Who may do what to one resource: the resource types of every module, and the one place that decides. */
+  authority: Authority;
   /** Whether a paid call (the LLM proxy's) may go ahead: billing's answer, or always yes without it. */
   admission: CallAdmission;
   /** Outgoing mail (SMTP, or the development outbox). */

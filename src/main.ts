@@ -1,6 +1,6 @@
 // Boot: config → database (migrated) → shared services → app → workers, and graceful shutdown.
-// Everything a module contributes (verifiers, memberships, events, job handlers, policy resource
-// types) is collected from the one module list, src/modules/index.ts.
+// Everything a module contributes (verifiers, memberships, events, job handlers, resource types
+// and policy bindings) is collected from the one module list, src/modules/index.ts.
 import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildApp, type BuiltApp } from './app.ts';
@@ -15,7 +15,7 @@ import { openDatabase } from './platform/db/engine.ts';
 import { migrate } from './platform/db/migrate.ts';
 import { Events } from './platform/events/emit.ts';
 import { Auth } from './platform/http/auth.ts';
-import { PolicyResourceTypes } from './platform/http/policy-resources.ts';
+import { Authority } from './platform/http/authority.ts';
 import { admitEveryCall } from './platform/limits/admission.ts';
 import type { Module } from './module.ts';
 import { DeclaredSchedules, Scheduler } from './platform/jobs/scheduler.ts';
@@ -87,7 +87,7 @@ export async function openContext(config: Config, log?: FastifyBaseLogger, modul
       blobs: await openBlobStore(config),
       auth,
       events: new Events(modules.flatMap((m) => m.events ?? [])),
-      policyResources: new PolicyResourceTypes(modules.flatMap((m) => m.policyResources ?? [])),
+      authority: new Authority(database.db, modules.flatMap((m) => m.resources ?? []), modules.flatMap((m) => m.tokenRoles ?? [])),
       admission: admitEveryCall,
       mail: createMailer(config.mail, database.db),
       log: logger,
@@ -104,6 +104,9 @@ export async function openContext(config: Config, log?: FastifyBaseLogger, modul
     const membershipProviders = modules.filter((m) => m.memberships);
     if (membershipProviders.length !== 1) throw new Error(`Exactly one module must provide memberships; found ${membershipProviders.length}`);
     auth.setMemberships(membershipProviders[0]!.memberships!(ctx));
+    const bindings = modules.filter((m) => m.policyBindings);
+    if (bindings.length > 1) throw new Error(`At most one module may keep policy bindings; found ${bindings.length}`);
+    if (bindings[0]) ctx.authority.setPolicyBindings(bindings[0].policyBindings!(ctx));
     for (const verifier of modules.flatMap((m) => m.verifiers?.(ctx) ?? [])) auth.addVerifier(verifier);
     return ctx;
   } catch (error) {

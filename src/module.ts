@@ -7,7 +7,7 @@ import type { AppContext } from './context.ts';
 import type { EventConsumer, EventDefinition } from './platform/events/catalogue.ts';
 import type { CredentialVerifier, Memberships } from './platform/http/auth.ts';
 import type { BrowserOrigins } from './platform/http/cors.ts';
-import type { PolicyResourceType } from './platform/http/policy-resources.ts';
+import type { PolicyBindings, ResourceType, TokenRole } from './platform/http/authority.ts';
 import type { Schedule, Timetable } from './platform/jobs/scheduler.ts';
 import type { JobDeclaration } from './platform/jobs/types.ts';
 import type { CallAdmission } from './platform/limits/admission.ts';
@@ -39,8 +39,15 @@ export interface Module {
   /** Consumers of events (the events each takes, the job it queues, its fan-out) that run in the emitting statement. */
   readonly eventConsumers?: (ctx: AppContext) => readonly EventConsumer[];
   /**
-   * Resource types that resource policies can name (`/policies/resources/{type}/{id}`): the roles
-   * a subject can hold on one resource, who manages them, and how to find a resource by id.
+   * The module's resource types and who may do what to one resource (src/platform/http/authority.ts):
+   * the actions and the project roles that allow each everywhere, the roles of the resource's policy
+   * (`/policies/resources/{type}/{id}`), what a resource's own settings open, the participant-token
+   * grants that name it, and what a token for it may carry. Routes name an action of these
+   * (`auth.resource`); the platform decides every one from these tables.
    */
-  readonly policyResources?: readonly PolicyResourceType[];
+  readonly resources?: readonly ResourceType[];
+  /** Project roles that a surface of a participant-token grant stands for (`api.llm`: `llm_proxy_user`), which its signer must hold. */
+  readonly tokenRoles?: readonly TokenRole[];
+  /** The bindings of resource policies, for the decisions of the platform; exactly one module (policies) keeps them. */
+  readonly policyBindings?: (ctx: AppContext) => PolicyBindings;
 }

@@ -1857,7 +1857,7 @@ export interface paths {
         };
         /**
          * Fetch a room by name
-         * @description Requires: member.
+         * @description Requires: member; then `room.see`: the member project role, or the admin, developer, operator, viewer or list role on the room's policy.
          */
         get: {
             parameters: {
@@ -1927,7 +1927,7 @@ export interface paths {
         get?: never;
         /**
          * Rename or update a room (the id stays)
-         * @description Requires: developer.
+         * @description Requires: developer; then `room.update`: the developer project role.
          */
         put: {
             parameters: {
@@ -1995,7 +1995,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a room
-         * @description Requires: developer.
+         * @description Requires: developer; then `room.delete`: the developer project role.
          */
         delete: {
             parameters: {
@@ -2040,7 +2040,7 @@ export interface paths {
         put?: never;
         /**
          * Connection info for a room: a participant token and the room URL
-         * @description Requires: member.
+         * @description The token's `api` grant is what the caller may use in the room (docs/permissions.md, "Resource actions"): an `llm` surface only for holders of `llm_proxy_user`. Requires: member; then `room.connect`: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         post: {
             parameters: {
@@ -2275,7 +2275,7 @@ export interface paths {
         };
         /**
          * Fetch a managed agent by name
-         * @description Requires: member.
+         * @description Requires: member; then `agent.see`: the member project role.
          */
         get: {
             parameters: {
@@ -2339,7 +2339,7 @@ export interface paths {
         get?: never;
         /**
          * Update a managed agent's configuration
-         * @description Requires: developer.
+         * @description Requires: developer; then `agent.update`: the developer project role.
          */
         put: {
             parameters: {
@@ -2419,7 +2419,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a managed agent
-         * @description Requires: developer.
+         * @description Requires: developer; then `agent.delete`: the developer project role.
          */
         delete: {
             parameters: {
@@ -2464,7 +2464,7 @@ export interface paths {
         put?: never;
         /**
          * Connection info for a managed agent
-         * @description Requires: member.
+         * @description The token's `api` grant: everything for developers, the SDK's agent defaults for other members; `llm` only for holders of `llm_proxy_user`. Requires: member; then `agent.connect`: the member project role.
          */
         post: {
             parameters: {
@@ -2718,7 +2718,7 @@ export interface paths {
         };
         /**
          * Download a file (raw bytes), or one byte range of it; 404 when missing
-         * @description With `Range: bytes=a-b`, `bytes=a-` or `bytes=-n`: 206 with those bytes and `Content-Range`. A range past the end: 416 with `Content-Range: bytes *\/<size>`. A malformed header, another unit or several ranges: the whole file (200). Requires: member.
+         * @description With `Range: bytes=a-b`, `bytes=a-` or `bytes=-n`: 206 with those bytes and `Content-Range`. A range past the end: 416 with `Content-Range: bytes *\/<size>`. A malformed header, another unit or several ranges: the whole file (200). Requires: member; then `room.read_files` (when the request names a room): the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         get: {
             parameters: {
@@ -2787,7 +2787,7 @@ export interface paths {
         };
         /**
          * List the files and folders directly inside a folder
-         * @description Requires: member.
+         * @description Requires: member; then `room.read_files` (when the request names a room): the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         get: {
             parameters: {
@@ -2879,7 +2879,7 @@ export interface paths {
         put?: never;
         /**
          * Mint a participant token for this project
-         * @description Requires: developer.
+         * @description The grants may not go beyond what the caller may do itself (403 naming the first that does): in the rooms they name, what connect gives the caller; `llm` only for holders of `llm_proxy_user`; a feed only where the caller may publish. Requires: developer.
          */
         post: {
             parameters: {
@@ -2938,7 +2938,7 @@ export interface paths {
         put?: never;
         /**
          * Validate a participant token (ours, or one an application signed with an API key) and return its claims
-         * @description No credential.
+         * @description A token an API key signed comes back with the grants that key may give now: a grant beyond it (a room it cannot join, a surface it may not use there, `llm` without `llm_proxy_user`, a feed it may not publish to) is left out. No credential.
          */
         post: {
             parameters: {
@@ -6037,7 +6037,7 @@ export interface paths {
         };
         /**
          * List image repositories
-         * @description `filter` matches the name. Requires: repository_inventory.
+         * @description The repositories the caller may see (`repository.see`): every one with `repository_inventory`, else those a role on their policy reaches. `filter` matches the name. Requires: member.
          */
         get: {
             parameters: {
@@ -6178,7 +6178,7 @@ export interface paths {
         };
         /**
          * Fetch an image repository
-         * @description Requires: repository_inventory.
+         * @description Requires: member; then `repository.see`: the repository_inventory project role, or the admin, developer, operator, viewer or list role on the repository's policy.
          */
         get: {
             parameters: {
@@ -6227,7 +6227,7 @@ export interface paths {
         };
         /**
          * Update an image repository (the id stays)
-         * @description Replaces name, description and annotations. Requires: repository_manager.
+         * @description Replaces name, description and annotations. Requires: repository_manager; then `repository.update`: the repository_manager project role.
          */
         put: {
             parameters: {
@@ -6299,7 +6299,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an image repository
-         * @description Requires: repository_manager.
+         * @description Requires: repository_manager; then `repository.delete`: the repository_manager project role.
          */
         delete: {
             parameters: {
@@ -6344,7 +6344,7 @@ export interface paths {
         put?: never;
         /**
          * A registry token for this one repository
-         * @description A Docker registry token-authentication JWT (issuer: the public URL; audience: `ATRIUM_REGISTRY_SERVICE`; `access`: this repository with the actions asked for). Every action asked for must be one the caller holds on the repository, through a project role or the repository's policy; see docs/repositories.md. Requires: member.
+         * @description A Docker registry token-authentication JWT (issuer: the public URL; audience: `ATRIUM_REGISTRY_SERVICE`; `access`: this repository with the actions asked for). Every action asked for is one the caller may take on the repository (`repository.pull`, `repository.push`), or the request is refused (403); see docs/repositories.md. Requires: member; then `repository.pull`: the repository_inventory project role, or the admin, developer, operator or viewer role on the repository's policy.
          */
         post: {
             parameters: {
@@ -6412,7 +6412,7 @@ export interface paths {
         };
         /**
          * List the direct bindings of a resource
-         * @description Ordered by subject; pass `continuation_token` from one page to get the next. Needs the resource type's read role in the project (docs/permissions.md, "Resource policies"). Requires: member.
+         * @description Ordered by subject; pass `continuation_token` from one page to get the next. Needs the resource type's read role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.read_policy`: for a room, the developer project role; for a repository, the repository_inventory project role; for a feed, the feed_inventory project role.
          */
         get: {
             parameters: {
@@ -6474,7 +6474,7 @@ export interface paths {
         put?: never;
         /**
          * Grant roles on a resource to a subject
-         * @description Adds the roles to the subject's direct binding and answers with all its roles on the resource. Needs the resource type's manage role in the project (docs/permissions.md, "Resource policies"). Requires: member.
+         * @description Adds the roles to the subject's direct binding and answers with all its roles on the resource. Needs the resource type's manage role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.change_policy`: for a room, the developer project role; for a repository, the repository_manager project role; for a feed, the feed_manager project role.
          */
         post: {
             parameters: {
@@ -6552,7 +6552,7 @@ export interface paths {
         };
         /**
          * Revoke a subject's roles on a resource
-         * @description Removes the roles named (all of them when `roles` is absent) and answers with what is left. Needs the resource type's manage role in the project (docs/permissions.md, "Resource policies"). Requires: member.
+         * @description Removes the roles named (all of them when `roles` is absent) and answers with what is left. Needs the resource type's manage role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.change_policy`: for a room, the developer project role; for a repository, the repository_manager project role; for a feed, the feed_manager project role.
          */
         delete: {
             parameters: {
@@ -6630,7 +6630,7 @@ export interface paths {
         };
         /**
          * List the direct bindings of a resource
-         * @description Ordered by subject; pass `continuation_token` from one page to get the next. Needs the resource type's read role in the project (docs/permissions.md, "Resource policies"). Requires: member.
+         * @description Ordered by subject; pass `continuation_token` from one page to get the next. Needs the resource type's read role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.read_policy`: for a room, the developer project role; for a repository, the repository_inventory project role; for a feed, the feed_inventory project role.
          */
         get: {
             parameters: {
@@ -6708,7 +6708,7 @@ export interface paths {
         put?: never;
         /**
          * Grant roles on a resource to a subject
-         * @description Adds the roles to the subject's direct binding and answers with all its roles on the resource. Needs the resource type's manage role in the project (docs/permissions.md, "Resource policies"). Requires: member.
+         * @description Adds the roles to the subject's direct binding and answers with all its roles on the resource. Needs the resource type's manage role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.change_policy`: for a room, the developer project role; for a repository, the repository_manager project role; for a feed, the feed_manager project role.
          */
         post: {
             parameters: {
@@ -6801,7 +6801,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke a subject's roles on a resource
-         * @description Removes the roles named (all of them when `roles` is absent) and answers with what is left. Needs the resource type's manage role in the project (docs/permissions.md, "Resource policies"). Requires: member.
+         * @description Removes the roles named (all of them when `roles` is absent) and answers with what is left. Needs the resource type's manage role in the project (docs/permissions.md, "Resource actions"). Requires: member; then `{resource_type}.change_policy`: for a room, the developer project role; for a repository, the repository_manager project role; for a feed, the feed_manager project role.
          */
         post: {
             parameters: {
@@ -6865,6 +6865,60 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/accounts/projects/{project_id}/rights/{resource_type}/{resource_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the caller may do on one resource
+         * @description The actions of the resource type (docs/permissions.md, "Resource actions") that the caller may take on this resource, by its project roles, its roles on the resource's policy, the resource's own settings or its credential's grants: the same answer every route gives. 404 for a resource the caller cannot see. Requires: member; then `{resource_type}.see`: for a room, the member project role, or the admin, developer, operator, viewer or list role on the room's policy; for a agent, the member project role; for a repository, the repository_inventory project role, or the admin, developer, operator, viewer or list role on the repository's policy; for a feed, the feed_inventory project role, or the manager, publisher, subscriber, reader or list role on the feed's policy, or what the feed's own settings give: every member, for a feed of visibility `project` or `public`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                    /** @description room, repository, … (docs/permissions.md lists them) */
+                    resource_type: string;
+                    /** @description The id of the resource */
+                    resource_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            resource: {
+                                type: string;
+                                id: string;
+                                name: string;
+                            };
+                            /** @description The actions the caller may take, `see` left out (it sees the resource, or the answer is 404) */
+                            rights: string[];
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -10682,7 +10736,7 @@ export interface paths {
         };
         /**
          * List feeds
-         * @description Private feeds are listed for holders of `feed_inventory`, and for subjects with a role on their policy. Requires: member.
+         * @description The feeds the caller may see (`feed.see`): project and public ones, and private ones for holders of `feed_inventory` or of a role on their policy. Requires: member.
          */
         get: {
             parameters: {
@@ -10833,7 +10887,7 @@ export interface paths {
         };
         /**
          * List the feeds a room sees
-         * @description Project and public feeds, and feeds with a subscription into the room (private ones only for holders of `feed_inventory` or of a role on their policy). Requires: member.
+         * @description Project and public feeds, and feeds with a subscription into the room, of those the caller may see (`feed.see`). Requires: member.
          */
         get: {
             parameters: {
@@ -10908,7 +10962,7 @@ export interface paths {
         };
         /**
          * Fetch a feed, and what the caller may do with it
-         * @description Requires: member.
+         * @description Requires: member; then `feed.see`: the feed_inventory project role, or the manager, publisher, subscriber, reader or list role on the feed's policy, or what the feed's own settings give: every member, for a feed of visibility `project` or `public`.
          */
         get: {
             parameters: {
@@ -10953,8 +11007,8 @@ export interface paths {
                                  */
                                 updated_at: string;
                             };
-                            /** @description What the caller may do with this feed, through project roles, the feed's policy or a participant grant (docs/feeds.md "Who may do what with one feed") */
-                            rights: ("read_subscriptions" | "add_subscription" | "change_subscriptions" | "publish" | "manage")[];
+                            /** @description The actions `feed.<action>` the caller may take on this feed (`read_subscriptions`, `add_subscription`, `change_subscriptions`, `publish`, `manage`, `read_policy`, `change_policy`), through project roles, the feed's policy or a participant grant (docs/permissions.md "Resource actions") */
+                            rights: string[];
                         };
                     };
                 };
@@ -10962,7 +11016,7 @@ export interface paths {
         };
         /**
          * Update a feed (pause, resume, rename, change its schema)
-         * @description Needs `feed_manager`, or the `manager` role on the feed's policy. A paused feed refuses publishes and subscription changes (409) and holds back delivery; resuming delivers what waited. Requires: member.
+         * @description A paused feed refuses publishes and subscription changes (409) and holds back delivery; resuming delivers what waited. Requires: member; then `feed.manage`: the feed_manager project role, or the manager role on the feed's policy.
          */
         put: {
             parameters: {
@@ -11031,7 +11085,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a feed, its waiting messages and its subscriptions
-         * @description Needs `feed_manager`, or the `manager` role on the feed's policy. Requires: member.
+         * @description Requires: member; then `feed.manage`: the feed_manager project role, or the manager role on the feed's policy.
          */
         delete: {
             parameters: {
@@ -11076,7 +11130,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a message (the body is the message)
-         * @description Needs `feed_manager`, the `publisher` or `manager` role on the feed's policy, or a participant token with the grant `{"name": "feed", "scope": "<feed id or name>"}`. 400 when the message breaks the feed's message_schema; 409 when the feed is paused. Requires: member.
+         * @description A participant token publishes with the grant `{"name": "feed", "scope": "<feed id or name>"}` (`"*"`: every feed), and only where the API key that signed it may publish too. 400 when the message breaks the feed's message_schema; 409 when the feed is paused. Requires: member; then `feed.publish`: the feed_manager project role, or the manager or publisher role on the feed's policy, or a participant token's feed grant.
          */
         post: {
             parameters: {
@@ -11134,7 +11188,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a batch of messages, all or none
-         * @description The refusal of a batch names the index of the first message that breaks the schema, and where. Requires: member.
+         * @description The refusal of a batch names the index of the first message that breaks the schema, and where. Requires: member; then `feed.publish`: the feed_manager project role, or the manager or publisher role on the feed's policy, or a participant token's feed grant.
          */
         post: {
             parameters: {
@@ -11192,7 +11246,7 @@ export interface paths {
         };
         /**
          * List a feed's subscriptions
-         * @description Needs `feed_subscription_inventory`, or the `reader`, `subscriber`, `publisher` or `manager` role on the feed's policy. Requires: member.
+         * @description Requires: member; then `feed.read_subscriptions`: the feed_subscription_inventory project role, or the manager, publisher, subscriber or reader role on the feed's policy.
          */
         get: {
             parameters: {
@@ -11256,7 +11310,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe a room: write the feed's messages into its storage
-         * @description Needs `feed_subscription_creator`, or the `subscriber` or `manager` role on the feed's policy. Messages published from now on are written as JSON Lines files under `rooms/<room>/<path>/` of project storage (docs/feeds.md). Requires: member.
+         * @description Messages published from now on are written as JSON Lines files under `rooms/<room>/<path>/` of project storage (docs/feeds.md). Requires: member; then `feed.add_subscription`: the feed_subscription_creator project role, or the manager or subscriber role on the feed's policy.
          */
         post: {
             parameters: {
@@ -11341,7 +11395,7 @@ export interface paths {
         };
         /**
          * Fetch a subscription
-         * @description Needs `feed_subscription_inventory`, or the `reader`, `subscriber`, `publisher` or `manager` role on the feed's policy. Requires: member.
+         * @description Requires: member; then `feed.read_subscriptions`: the feed_subscription_inventory project role, or the manager, publisher, subscriber or reader role on the feed's policy.
          */
         get: {
             parameters: {
@@ -11397,7 +11451,7 @@ export interface paths {
         };
         /**
          * Update a subscription (fields left out keep their value)
-         * @description Needs `feed_subscription_manager`, or the `subscriber` or `manager` role on the feed's policy. Requires: member.
+         * @description Requires: member; then `feed.change_subscriptions`: the feed_subscription_manager project role, or the manager or subscriber role on the feed's policy.
          */
         put: {
             parameters: {
@@ -11464,7 +11518,7 @@ export interface paths {
         post?: never;
         /**
          * Delete a subscription: nothing more is written for it
-         * @description Needs `feed_subscription_manager`, or the `subscriber` or `manager` role on the feed's policy. Requires: member.
+         * @description Requires: member; then `feed.change_subscriptions`: the feed_subscription_manager project role, or the manager or subscriber role on the feed's policy.
          */
         delete: {
             parameters: {

@@ -1038,10 +1038,20 @@ describe('the web console in Chromium', () => {
       assert.equal(await projectNav.getByRole('heading', { name: section, exact: true }).count(), shown, section);
     }
     assert.equal(await view.getByRole('button', { name: 'New room' }).count(), 0);
+    // The room's buttons come from what the API answers for it: a member with no role on its policy may not join it.
+    const rights = view.waitForResponse((r) => r.url().includes('/rights/room/'));
     await view.getByRole('link', { name: 'lobby' }).click();
+    assert.equal((await rights).status(), 200);
+    await view.getByRole('heading', { name: 'lobby' }).waitFor();
+    for (const name of ['Connect', 'Edit', 'Delete']) assert.equal(await view.getByRole('button', { name }).count(), 0, name);
+    const lobby = (await call(service, 'GET', `/accounts/projects/${projectId}/rooms/lobby`, { token: apiKey })).body.id as string;
+    const viewers = { subject: { type: 'userset', relation: 'member' }, roles: ['viewer'] };
+    assert.equal((await call(service, 'POST', `/accounts/projects/${projectId}/policies/resources/room/${lobby}`, { token: apiKey, json: viewers })).status, 200);
+    await view.reload();
     await view.getByRole('button', { name: 'Connect' }).waitFor();
     assert.equal(await view.getByRole('button', { name: 'Delete' }).count(), 0);
     assert.equal(await view.getByRole('button', { name: 'Edit' }).count(), 0);
+    assert.equal((await call(service, 'DELETE', `/accounts/projects/${projectId}/policies/resources/room/${lobby}`, { token: apiKey, json: { subject: viewers.subject } })).status, 200);
     await nav(view, 'Storage').click();
     await view.getByRole('cell', { name: 'notes.txt' }).waitFor();
     assert.equal(await view.getByRole('button', { name: 'Upload a file' }).count(), 0);

@@ -6,8 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { ROOM_ROLE_SCOPES } from '../../src/modules/rooms/service.ts';
-import { REPOSITORY_ROLE_ACTIONS } from '../../src/modules/repositories/service.ts';
+import { VIEWER_SCOPE } from '../../src/modules/rooms/service.ts';
 import { FULL_SCOPE, USER_SCOPE } from '../../src/modules/participant-tokens/service.ts';
 import { rowsOf } from '../../src/platform/db/rows.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
@@ -247,7 +246,7 @@ forEachEngine('resource policies', (engine) => {
   });
 
   test('each room role decides what connect grants; without a binding a member may not join; revoking holds at once', async () => {
-    // Written out rather than read from ROOM_ROLE_SCOPES only, so that a wrong entry in the table fails here.
+    // Written out rather than read from the room type's token table only, so that a wrong entry in the table fails here.
     const user = ['agents', 'containers', 'dataset', 'developer', 'livekit', 'memory', 'messaging', 'queues', 'secrets', 'services', 'storage', 'sync'];
     const surfaces: Record<string, string[] | null> = {
       admin: [...user, 'admin', 'llm', 'tunnels'].sort(),
@@ -256,17 +255,24 @@ forEachEngine('resource policies', (engine) => {
       viewer: ['livekit', 'messaging', 'storage', 'sync'],
       list: null,
     };
-    assert.deepEqual(ROOM_ROLE_SCOPES.map(([role]) => role), Object.keys(surfaces), 'every room role is covered');
-    assert.deepEqual(ROOM_ROLE_SCOPES.find(([role]) => role === 'viewer')![1], {
+    const roomType = service.ctx.authority.type('room')!;
+    const roomRoleScopes = Object.keys(roomType.policy!.roles).map((role) => [role, roomType.token!.policy.find(([r]) => r === role)?.[1] ?? null] as const);
+    assert.deepEqual(roomRoleScopes.map(([role]) => role), Object.keys(surfaces), 'every room role is covered');
+    assert.deepEqual(VIEWER_SCOPE, {
       livekit: {}, messaging: { broadcast: false, send: false }, storage: { paths: [{ path: '', read_only: true }] }, sync: { paths: [{ path: '*', read_only: true }] },
     }, 'a viewer watches: no sending, storage and sync read-only');
-    for (const [role, scope] of ROOM_ROLE_SCOPES) {
+    for (const [role, scope] of roomRoleScopes) {
       assert.deepEqual(scope === null ? null : Object.keys(scope).sort(), surfaces[role], `${role}: its surfaces`);
       const room = await newRoom();
       const member = await memberWith(['member']);
+      const proxyUser = await memberWith(['llm_proxy_user']);
       assert.equal(await connectScope(room.name, member.token), 403, 'no binding, no entry');
       assert.equal((await grant(specPath('room', room.id), { type: 'user', id: member.userId }, [role])).status, 200);
-      assert.deepEqual(await connectScope(room.name, member.token), scope ?? 403, `${role} connects with its scope`);
+      assert.equal((await grant(specPath('room', room.id), { type: 'user', id: proxyUser.userId }, [role])).status, 200);
+      assert.deepEqual(await connectScope(room.name, proxyUser.token), scope ?? 403, `${role} connects with its scope`);
+      // `llm` in a token admits the LLM proxy: it stays for holders of llm_proxy_user alone.
+      const withoutLlm = scope && Object.fromEntries(Object.entries(scope).filter(([surface]) => surface !== 'llm'));
+      assert.deepEqual(await connectScope(room.name, member.token), withoutLlm ?? 403, `${role} connects with its scope, llm only for LLM proxy users`);
       const elsewhere = await newRoom();
       assert.equal(await connectScope(elsewhere.name, member.token), 403, `${role} on one room is nothing on another`);
       await call(service, 'DELETE', specPath('room', room.id), { token: tenant.apiKey, json: { subject: { type: 'user', id: member.userId } } });
@@ -284,14 +290,15 @@ forEachEngine('resource policies', (engine) => {
     const other = await memberWith(['member']);
     assert.equal(await connectScope(room.name, other.token), 403);
     await grant(specPath('room', room.id), { type: 'userset', relation: 'member' }, ['viewer']);
-    assert.deepEqual(await connectScope(room.name, other.token), ROOM_ROLE_SCOPES.find(([r]) => r === 'viewer')![1]);
+    assert.deepEqual(await connectScope(room.name, other.token), VIEWER_SCOPE);
     assert.deepEqual(await connectScope(room.name, member.token), USER_SCOPE, 'own operator beats the userset viewer');
     assert.deepEqual(await connectScope(room.name, developer.token), FULL_SCOPE, 'project developers connect with everything');
 
     const narrow = await call(service, 'POST', `${project()}/api-keys`, { token: tenant.apiKey, json: { name: 'narrow', roles: ['member'] } });
     assert.deepEqual(await connectScope(room.name, narrow.body.value), USER_SCOPE, 'an API key without a binding keeps the participant defaults');
     await grant(specPath('room', room.id), { type: 'service_account', id: narrow.body.id }, ['admin']);
-    assert.deepEqual(await connectScope(room.name, narrow.body.value), FULL_SCOPE);
+    const { llm: _llm, ...fullButLlm } = FULL_SCOPE;
+    assert.deepEqual(await connectScope(room.name, narrow.body.value), fullButLlm, 'everything in the room but the LLM proxy, which the key may not use');
     await grant(specPath('room', room.id), { type: 'service_account', id: narrow.body.id }, ['list']);
     await call(service, 'DELETE', specPath('room', room.id), { token: tenant.apiKey, json: { subject: { type: 'service_account', id: narrow.body.id }, roles: ['admin'] } });
     assert.equal(await connectScope(room.name, narrow.body.value), 403, 'a list-only binding decides: no entry');
@@ -302,7 +309,7 @@ forEachEngine('resource policies', (engine) => {
   });
 
   test('each feed role decides what its holder may do with that private feed; without a binding it is not there', async () => {
-    // Written out rather than read from FEED_ROLE_RIGHTS, so that a wrong entry in the table fails here.
+    // Written out rather than read from the feed type's policy table, so that a wrong entry in the table fails here.
     const expected: Record<string, { see: boolean; readSubscriptions: boolean; subscribe: boolean; publish: boolean; manage: boolean }> = {
       manager: { see: true, readSubscriptions: true, subscribe: true, publish: true, manage: true },
       publisher: { see: true, readSubscriptions: true, subscribe: false, publish: true, manage: false },
@@ -310,7 +317,7 @@ forEachEngine('resource policies', (engine) => {
       reader: { see: true, readSubscriptions: true, subscribe: false, publish: false, manage: false },
       list: { see: true, readSubscriptions: false, subscribe: false, publish: false, manage: false },
     };
-    assert.deepEqual(Object.keys(expected).sort(), Object.keys(service.ctx.policyResources.get('feed')!.roles).sort(), 'every feed role is covered');
+    assert.deepEqual(Object.keys(expected).sort(), Object.keys(service.ctx.authority.type('feed')!.policy!.roles).sort(), 'every feed role is covered');
     const room = await newRoom();
     const newFeed = async (name: string, visibility = 'private') => {
       const r = await call(service, 'POST', `${project()}/feeds`, { token: tenant.apiKey, json: { name, visibility } });
@@ -357,7 +364,7 @@ forEachEngine('resource policies', (engine) => {
     const publish = () => call(service, 'POST', `${project()}/feeds/${open.id}/messages`, { token: member.token, json: { hello: 1 } });
     const refused = await publish();
     assert.equal(refused.status, 403);
-    assert.match(refused.body.error.message, /feed_manager project role or the manager or publisher role on the feed's policy, or a participant token granted the feed/);
+    assert.match(refused.body.error.message, /feed_manager project role, or the manager or publisher role on the feed's policy, or a participant token's feed grant/);
     await grant(specPath('feed', open.id), { type: 'userset', relation: 'member' }, ['publisher']);
     assert.equal((await publish()).status, 201, 'a userset binding reaches every member');
     const key = await call(service, 'POST', `${project()}/api-keys`, { token: tenant.apiKey, json: { name: 'feed-robot', roles: ['member'] } });
@@ -380,18 +387,21 @@ forEachEngine('resource policies', (engine) => {
   });
 
   test('each repository role decides which actions its holder may put in a token', async () => {
-    // Written out, so that a wrong entry in REPOSITORY_ROLE_ACTIONS fails here.
-    assert.deepEqual(Object.fromEntries(REPOSITORY_ROLE_ACTIONS), { admin: ['pull', 'push'], developer: ['pull', 'push'], operator: ['pull'], viewer: ['pull'], list: [] });
-    for (const [role, actions] of REPOSITORY_ROLE_ACTIONS) {
+    // Written out, so that a wrong entry in the repository type's policy table fails here.
+    const expected: Record<string, string[]> = { admin: ['pull', 'push'], developer: ['pull', 'push'], operator: ['pull'], viewer: ['pull'], list: [] };
+    assert.deepEqual(Object.keys(service.ctx.authority.type('repository')!.policy!.roles), Object.keys(expected), 'every repository role is covered');
+    for (const [role, actions] of Object.entries(expected)) {
       const repo = (await call(service, 'POST', `${project()}/repositories`, { token: tenant.apiKey, json: { name: `policy/repo-${role}` } })).body;
       const member = await memberWith(['member']);
       await grant(specPath('repository', repo.id), { type: 'user', id: member.userId }, [role]);
       for (const action of ['pull', 'push']) {
         const r = await call(service, 'POST', `${project()}/repositories/${repo.id}/token`, { token: member.token, json: { actions: [action] } });
-        assert.equal(r.status, actions.includes(action as 'pull') ? 200 : 403, `${role} asking for ${action}`);
+        assert.equal(r.status, actions.includes(action) ? 200 : 403, `${role} asking for ${action}`);
       }
       const other = (await call(service, 'POST', `${project()}/repositories`, { token: tenant.apiKey, json: { name: `policy/other-${role}` } })).body;
-      assert.equal((await call(service, 'POST', `${project()}/repositories/${other.id}/token`, { token: member.token, json: {} })).status, 403, `${role} on one repository is nothing on another`);
+      assert.equal((await call(service, 'POST', `${project()}/repositories/${other.id}/token`, { token: member.token, json: {} })).status, 404, `${role} on one repository is nothing on another: not even there`);
+      const listed = (await call(service, 'GET', `${project()}/repositories`, { token: member.token })).body;
+      assert.deepEqual([listed.repositories.map((r: { id: string }) => r.id), listed.total], [[repo.id], 1], `${role}: the list shows the one repository it sees`);
     }
   });
 });

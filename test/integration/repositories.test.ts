@@ -158,8 +158,8 @@ forEachEngine('repositories', (engine) => {
 
     const member = await memberWith(['member']);
     const none = await asks(member.token, ['pull']);
-    assert.equal(none.status, 403);
-    assert.equal(none.body.error.code, 'forbidden');
+    assert.equal(none.status, 404, "a repository the member cannot see is not there");
+    assert.equal(none.body.error.code, 'not_found');
 
     // A narrowed API key is held to its roles too.
     const key = await call(service, 'POST', `/accounts/projects/${tenant.projectId}/api-keys`, { token: tenant.apiKey, json: { name: 'puller', roles: ['repository_inventory'] } });

@@ -114,7 +114,7 @@ describe('route declarations [pglite]', () => {
   });
 
   test('docs/permissions.md is up to date', () => {
-    const expected = renderPermissionsDoc(service.routes, service.ctx.policyResources.all);
+    const expected = renderPermissionsDoc(service.routes, service.ctx.authority);
     let committed = '';
     try {
       committed = readFileSync(PERMISSIONS_DOC, 'utf8');

@@ -4,12 +4,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { ROOM_ROLE_SCOPES } from '../../src/modules/rooms/service.ts';
+import { VIEWER_SCOPE } from '../../src/modules/rooms/service.ts';
 import { FULL_SCOPE, USER_SCOPE } from '../../src/modules/participant-tokens/service.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import { fingerprint } from '../support/walk.ts';
 
-const VIEWER = ROOM_ROLE_SCOPES.find(([role]) => role === 'viewer')![1];
+const VIEWER = VIEWER_SCOPE;
 
 forEachEngine('shares', (engine) => {
   let service: TestService;

@@ -223,9 +223,11 @@ export const FIXTURES: Readonly<Record<string, readonly Fixture[]>> = {
     },
   }],
   'storage': [{
+    // A file of a room's storage, so that the walks reach the room's rule for its files.
     provides: ['path'],
-    async create(client) {
-      const path = `fixtures/file-${fixtureSuffix()}.txt`;
+    needs: ['room_name'],
+    async create(client, have) {
+      const path = `rooms/${have.room_name}/fixtures/file-${fixtureSuffix()}.txt`;
       await client.request('POST', `/projects/${client.projectId}/storage/upload?path=${encodeURIComponent(path)}`, { bytes: 'fixture' });
       return { path };
     },

@@ -78,6 +78,8 @@ function spelled(token: string): Principal | undefined {
   if (kind === 'key') return { kind: 'api_key', credentialId: token, projectId: project, keyRoles: b ? (b.split(',') as never) : undefined, name: token };
   if (kind === 'user') return { kind: 'user', credentialId: token, userId: a, name: token };
   if (kind === 'oauth') return { kind: 'oauth', credentialId: token, userId: a, scopes: new Set(b.split(',')), name: token };
+  // An OAuth token of a client that belongs to a project: the project is still the caller's to name.
+  if (kind === 'oauth-bound') return { kind: 'oauth', credentialId: token, userId: a, projectId: PROJECT, scopes: new Set(b.split(',')), name: token };
   if (kind === 'oauth-unscoped') return { kind: 'oauth', credentialId: token, userId: a, name: token };
   if (kind === 'part') return { kind: 'participant', credentialId: token, projectId: project, name: token };
   return undefined;
@@ -243,6 +245,10 @@ test('public routes never look at credentials; others check kind, OAuth scope, r
   assert.equal((await get('/llm', undefined, { 'x-api-key': 'key:p: more' })).statusCode, 401, 'a credential header with a space inside');
   assert.equal((await get('/llm', 'nobody', { 'x-api-key': 'key:p:' })).statusCode, 401, 'Authorization, when sent, is the credential');
   assert.deepEqual((await get('/llm', 'oauth:u1:llm:invoke', { 'service-project-id': '', 'x-project': PROJECT })).json().project, PROJECT, 'an empty header is no header; the next one counts');
+  const noCredential = await get('/llm');
+  assert.equal(noCredential.statusCode, 401, 'no Authorization and no credential header');
+  assert.equal(noCredential.json().error.message, (await get('/llm', undefined, { 'x-api-key': 'key:p: more' })).json().error.message, 'a credential header with a space inside is no credential (not an invalid one)');
+  assert.equal((await get('/llm', 'oauth-bound:u1:llm:invoke')).statusCode, 401, "an OAuth token never supplies its client's project: the caller names it");
   const unnamed = await get('/llm', 'oauth:u1:llm:invoke');
   assert.equal(unnamed.statusCode, 401);
   assert.match(unnamed.json().error.message, /service-project-id/, 'the first header is the one named');
@@ -337,6 +343,39 @@ test('the query is validated before the project is looked up', async () => {
   await server.close();
 });
 
+test("a route's own preHandlers still run after its project lookup is added", async () => {
+  const auth = new Auth(0);
+  auth.addVerifier(counted().verifier);
+  const app = Fastify();
+  installErrorHandling(app);
+  installAuth(app, auth);
+  const ran: string[] = [];
+  app.get('/lookup', {
+    config: { auth: { permission: 'member', project: { what: 'Thing', resolve: async (request) => (request.query as { p?: string }).p } } },
+    preHandler: async () => { ran.push('own'); },
+  }, async (request) => ({ project: accessOf(request).projectId, ran }));
+  await app.ready();
+  assert.deepEqual((await app.inject({ url: `/lookup?p=${PROJECT}`, headers: { authorization: 'Bearer key:p:member' } })).json(), { project: PROJECT, ran: ['own'] });
+  await app.close();
+});
+
+test('a role the member holds but may not use yet (a project policy withholds it) is refused with the policy\'s reason', async () => {
+  const auth = new Auth(0);
+  auth.addVerifier(counted().verifier);
+  const refusal = forbidden('This project requires a second factor for the admin role');
+  auth.setMemberships({
+    rolesOf: async () => ['admin'],
+    accessOf: async (userId) => (userId === 'u1' ? { roles: ['member'], withheld: { roles: ['admin'], refusal } } : undefined),
+    sharesProjectWithRole: async () => false,
+  });
+  const app = await hookApp(auth);
+  const withheld = await app.inject({ url: `/p/${PROJECT}/admin`, headers: { authorization: 'Bearer user:u1' } });
+  assert.equal(withheld.statusCode, 403);
+  assert.equal(withheld.json().error.message, refusal.message);
+  assert.equal((await app.inject({ url: `/lookup?p=${PROJECT}`, headers: { authorization: 'Bearer user:u1' } })).statusCode, 200, 'the roles left are used as usual');
+  await app.close();
+});
+
 // --- route declarations: the rules `validateAuthRequirement` holds every route to -------------------
 
 test('a project role needs :project_id or a project header', () => {
@@ -399,7 +438,10 @@ test('a handler asking for more than its route declares is told so: a caller of 
   app.get('/open', { config: { auth: { permission: 'public' } } }, ask(callerOf));
   app.get('/me', { config: { auth: { permission: 'authenticated' } } }, ask((request) => [callerOf(request), accessOf(request)]));
   app.get('/me/only', { config: { auth: { permission: 'authenticated' } } }, ask(callerOf));
+  app.get('/undeclared', ask(callerOf));
   await app.ready();
+  await app.inject({ method: 'GET', url: '/undeclared' });
+  assert.match(String(problem), /GET \/undeclared asks for its caller, but declares no credential \(permission none\)/, 'a route that declares nothing at all');
   await app.inject({ method: 'GET', url: '/open' });
   assert.match(String(problem), /GET \/open asks for its caller, but declares no credential \(permission public\)/);
   await app.inject({ method: 'GET', url: '/me', headers: { authorization: 'Bearer jwt.user' } });

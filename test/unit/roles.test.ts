@@ -1,7 +1,8 @@
 // Role implications, legacy flags, and the rule that a key is never given roles its creator lacks.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { assertCanGrant } from '../../src/modules/api-keys/service.ts';
+import type { Db } from '../../src/platform/db/engine.ts';
+import { Authority } from '../../src/platform/http/authority.ts';
 import { ApiError } from '../../src/platform/http/errors.ts';
 import { applyLegacyFlags, effectiveRoles, legacyFlagsOf, PROJECT_ROLES, primaryRole } from '../../src/platform/http/roles.ts';
 
@@ -24,9 +25,11 @@ test('legacy flags: true adds, false removes, absent or null keeps', () => {
 });
 
 test('a key may only be given roles its creator holds, implications included', () => {
+  const authority = new Authority({} as Db, []);
+  const creator = (held: string[]) => authority.actor({ kind: 'api_key', credentialId: 'k', name: 'k' }, { projectId: 'p', roles: effectiveRoles(held) });
   const refused = (held: string[], wanted: string[] | null) =>
-    assert.throws(() => assertCanGrant(effectiveRoles(held), wanted as never), (e) => e instanceof ApiError && e.status === 403, `${held} → ${wanted}`);
-  const allowed = (held: string[], wanted: string[] | null) => assert.doesNotThrow(() => assertCanGrant(effectiveRoles(held), wanted as never), `${held} → ${wanted}`);
+    assert.throws(() => authority.assertRolesWithin(creator(held), wanted as never), (e) => e instanceof ApiError && e.status === 403, `${held} → ${wanted}`);
+  const allowed = (held: string[], wanted: string[] | null) => assert.doesNotThrow(() => authority.assertRolesWithin(creator(held), wanted as never), `${held} → ${wanted}`);
   allowed(['admin'], null);
   allowed(['admin'], ['developer', 'oauth_client_creator']);
   allowed(['developer'], ['room_creator', 'agent_creator']);

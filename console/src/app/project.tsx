@@ -6,7 +6,7 @@ import { createContext, useContext } from 'react';
 import { Outlet, useParams } from 'react-router';
 import type { Project, Role } from '../api.ts';
 import { errorText } from '../ui/feedback.tsx';
-import { projectQuery, roleQuery } from './query.ts';
+import { projectQuery, rightsQuery, roleQuery } from './query.ts';
 
 export interface ProjectAccess {
   projectId: string;
@@ -22,6 +22,16 @@ export function useProject(): ProjectAccess {
   const access = useContext(ProjectContext);
   if (!access) throw new Error('useProject outside a project page');
   return access;
+}
+
+/**
+ * What the user may do on one resource of this project (`may('update')`), from the API's answer for
+ * it; nothing while it loads or before the resource's id is known.
+ */
+export function useRights(type: string, id: string | undefined): (action: string) => boolean {
+  const { projectId } = useProject();
+  const rights = useQuery(rightsQuery(projectId, type, id));
+  return (action) => rights.data?.includes(action) ?? false;
 }
 
 export function ProjectScope() {

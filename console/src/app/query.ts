@@ -31,3 +31,15 @@ export const roleQuery = (projectId: string) => ({
   queryKey: projectKey(projectId, 'role'),
   queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/role', { params: { path: { project_id: projectId } } })),
 });
+
+/**
+ * What the signed-in user may do on one resource (`room.update`, `feed.publish`…), as the API decides
+ * it for every route: pages show a button only for an action in the answer. No id yet: nothing.
+ */
+export function rightsQuery(projectId: string, type: string, id: string | undefined) {
+  return {
+    queryKey: projectKey(projectId, 'rights', type, id),
+    queryFn: async () => (await unwrap(api.GET('/accounts/projects/{project_id}/rights/{resource_type}/{resource_id}', { params: { path: { project_id: projectId, resource_type: type, resource_id: id! } } }))).rights,
+    enabled: id !== undefined,
+  };
+}

@@ -60,7 +60,7 @@ export interface ResourcePolicyProps {
   /** The resource in words, e.g. `room lobby`. */
   label: string;
   back: { to: string; label: string };
-  /** The type's roles, strongest first (docs/permissions.md#resource-policies), and what they mean. */
+  /** The type's roles, strongest first (docs/permissions.md#resource-actions), and what they mean. */
   roles: readonly string[];
   rolesHelp: string;
   /** Whether the user holds the type's manage role. */

@@ -4,13 +4,17 @@ import { pageOf } from '../../platform/http/lists.ts';
 import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
-import { callerOf, accessOf } from '../../platform/http/auth.ts';
+import type { AuthRequirement } from '../../platform/http/auth.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
+import type { AgentRow } from './store.ts';
 
 const ByName = Type.Object({ project_id: Uuid, agent_name: schema.AgentName });
 const ById = Type.Object({ project_id: Uuid, agent_id: Uuid });
 const tags = ['Managed agents'];
+/** A route's action on the agent its path names (`agent.<action>`). */
+const byName = (action: string): { auth: AuthRequirement } => ({ auth: { permission: 'member', resource: { type: service.AGENT_RESOURCE, param: 'agent_name', by: 'name', action } } });
+const byId = (action: string): { auth: AuthRequirement } => ({ auth: { permission: 'developer', resource: { type: service.AGENT_RESOURCE, param: 'agent_id', action } } });
 
 export function agentRoutes(app: Api, ctx: AppContext): void {
   app.post('/accounts/projects/:project_id/agents', {
@@ -27,17 +31,17 @@ export function agentRoutes(app: Api, ctx: AppContext): void {
   }, async (request) => service.listAgents(ctx, request.params.project_id, pageOf(request.query)));
 
   app.get('/accounts/projects/:project_id/agents/:agent_name', {
-    config: { auth: { permission: 'member' } },
+    config: byName('see'),
     schema: { tags, summary: 'Fetch a managed agent by name', params: ByName, response: { 200: schema.Agent } },
-  }, async (request) => service.agentView(await service.getAgent(ctx, request.params.project_id, request.params.agent_name)));
+  }, async (request) => service.agentView(await ctx.authority.resourceOf<AgentRow>(request)));
 
   app.put('/accounts/projects/:project_id/agents/:agent_id', {
-    config: { auth: { permission: 'developer' } },
+    config: byId('update'),
     schema: { tags, summary: "Update a managed agent's configuration", params: ById, body: schema.AgentUpdate, response: { 200: schema.Agent } },
   }, async (request) => service.agentView(await service.updateAgent(ctx, request.params.project_id, request.params.agent_id, request.body)));
 
   app.delete('/accounts/projects/:project_id/agents/:agent_id', {
-    config: { auth: { permission: 'developer' } },
+    config: byId('delete'),
     schema: { tags, summary: 'Delete a managed agent', params: ById, response: { 200: Ok } },
   }, async (request) => {
     await service.deleteAgent(ctx, request.params.project_id, request.params.agent_id);
@@ -45,7 +49,10 @@ export function agentRoutes(app: Api, ctx: AppContext): void {
   });
 
   app.post('/accounts/projects/:project_id/agents/:agent_name/connect', {
-    config: { auth: { permission: 'member' } },
-    schema: { tags, summary: 'Connection info for a managed agent', params: ByName, body: EmptyBody, response: { 200: schema.AgentConnection } },
-  }, async (request) => service.connectAgent(ctx, callerOf(request), accessOf(request), request.params.agent_name));
+    config: byName('connect'),
+    schema: {
+      tags, summary: 'Connection info for a managed agent', params: ByName, body: EmptyBody, response: { 200: schema.AgentConnection },
+      description: 'The token\'s `api` grant: everything for developers, the SDK\'s agent defaults for other members; `llm` only for holders of `llm_proxy_user`.',
+    },
+  }, async (request) => service.connectAgent(ctx, ctx.authority.actorOf(request), await ctx.authority.resourceOf<AgentRow>(request)));
 }

@@ -1,11 +1,16 @@
 // Rules for managed agents: the name comes from the configuration and is unique in the project.
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
-import type { Principal, ProjectAccess } from '../../platform/http/auth.ts';
+import { isUuid } from '../../platform/crypto/credentials.ts';
+import type { Db } from '../../platform/db/engine.ts';
+import type { Actor } from '../../platform/http/authority.ts';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
-import { FULL_SCOPE, issueParticipantToken } from '../participant-tokens/service.ts';
+import { issueParticipantToken } from '../participant-tokens/service.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import * as store from './store.ts';
+
+/** The resource type of managed agents: who may do what with one is declared with it, in the module's descriptor. */
+export const AGENT_RESOURCE = 'agent';
 
 export function agentView(agent: store.AgentRow) {
   return { id: agent.id, name: agent.name, configuration: agent.configuration, permissions: agent.permissions, created_at: agent.createdAt.toISOString(), updated_at: agent.updatedAt.toISOString() };
@@ -35,7 +40,17 @@ export async function createAgent(ctx: AppContext, projectId: string, input: { c
 
 /** The agent of that name, if the project has one (for agents named in a body, where a missing one is the request's fault). */
 export function findAgent(ctx: AppContext, projectId: string, name: string): Promise<store.AgentRow | undefined> {
-  return store.findAgentByName(ctx.db, projectId, name.trim().toLowerCase());
+  return findAgentByName(ctx.db, projectId, name);
+}
+
+/** An agent by name (names are kept trimmed and lower-cased), for routes and grants that name one. */
+export function findAgentByName(db: Db, projectId: string, name: string): Promise<store.AgentRow | undefined> {
+  return store.findAgentByName(db, projectId, name.trim().toLowerCase());
+}
+
+/** An agent by id (any text may arrive as an id). */
+export async function findAgentById(db: Db, projectId: string, id: string): Promise<store.AgentRow | undefined> {
+  return isUuid(id) ? store.findAgentById(db, projectId, id) : undefined;
 }
 
 export async function listAgents(ctx: AppContext, projectId: string, page: Page) {
@@ -62,12 +77,14 @@ export async function deleteAgent(ctx: AppContext, projectId: string, agentId: s
   if (!(await store.deleteAgent(ctx.db, projectId, agentId))) throw notFound('Agent');
 }
 
-export async function connectAgent(ctx: AppContext, principal: Principal, access: ProjectAccess, agentName: string) {
-  const agent = await getAgent(ctx, access.projectId, agentName);
+/** Connection info for an agent: a participant token with what the caller may use with it (the agent type's token table). */
+export async function connectAgent(ctx: AppContext, actor: Actor, agent: store.AgentRow) {
+  const { projectId } = actor.access;
+  const scope = await ctx.authority.tokenScope(actor, ctx.authority.type(AGENT_RESOURCE)!, agent);
   const jwt = issueParticipantToken(ctx, {
-    projectId: access.projectId,
-    name: principal.name,
-    grants: [{ name: 'agent', scope: agent.name }, { name: 'role', scope: 'user' }, { name: 'api', scope: FULL_SCOPE }],
+    projectId,
+    name: actor.principal.name,
+    grants: [{ name: 'agent', scope: agent.name }, { name: 'role', scope: 'user' }, { name: 'api', scope: scope ?? {} }],
   });
-  return { jwt, agent_name: agent.name, project_id: access.projectId, agent_url: `${ctx.config.publicUrl}/agents/${access.projectId}/${encodeURIComponent(agent.name)}/messages` };
+  return { jwt, agent_name: agent.name, project_id: projectId, agent_url: `${ctx.config.publicUrl}/agents/${projectId}/${encodeURIComponent(agent.name)}/messages` };
 }

@@ -27,6 +27,11 @@ export async function findAgentByName(db: Db, projectId: string, name: string): 
   return row;
 }
 
+export async function findAgentById(db: Db, projectId: string, id: string): Promise<AgentRow | undefined> {
+  const [row] = await db.select().from(agentsTable).where(and(eq(agentsTable.projectId, projectId), eq(agentsTable.id, id)));
+  return row;
+}
+
 export async function listAgents(db: Db, projectId: string, page: Page) {
   const where = and(eq(agentsTable.projectId, projectId), page.filter ? ilike(agentsTable.name, likeContains(page.filter)) : undefined);
   const rows = await db.select({ ...getTableColumns(agentsTable), total: windowTotal }).from(agentsTable).where(where)

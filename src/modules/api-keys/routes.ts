@@ -4,7 +4,7 @@ import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { filterQuery } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
-import { accessOf, callerOf } from '../../platform/http/auth.ts';
+import { callerOf } from '../../platform/http/auth.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -15,7 +15,7 @@ export function apiKeyRoutes(app: Api, ctx: AppContext): void {
     config: { auth: { permission: 'admin' } },
     schema: { tags, summary: 'Create an API key; the response carries its value, once', params: ProjectParams, body: schema.ApiKeyCreate, response: { 201: schema.ApiKeyCreated } },
   }, async (request, reply) => {
-    service.assertCanGrant(accessOf(request).roles, request.body.roles);
+    ctx.authority.assertRolesWithin(ctx.authority.actorOf(request), request.body.roles);
     const created = await service.createApiKey(ctx.db, ctx.secrets, request.params.project_id, { ...request.body, createdBy: callerOf(request).userId });
     return reply.status(201).send(created);
   });

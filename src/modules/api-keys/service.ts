@@ -5,8 +5,8 @@ import type { AppContext } from '../../context.ts';
 import { newApiKey, parseApiKey } from '../../platform/crypto/credentials.ts';
 import { hashSecret, secretMatches } from '../../platform/crypto/secrets.ts';
 import type { CredentialVerifier, Principal } from '../../platform/http/auth.ts';
-import { forbidden, notFound } from '../../platform/http/errors.ts';
-import { effectiveRoles, isRole, type Role } from '../../platform/http/roles.ts';
+import { notFound } from '../../platform/http/errors.ts';
+import { isRole, type Role } from '../../platform/http/roles.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import type { SecretBox } from '../../platform/crypto/secrets.ts';
 import * as store from './store.ts';
@@ -41,15 +41,6 @@ export async function listApiKeys(ctx: AppContext, projectId: string, filter?: s
   return (await store.listApiKeys(ctx.db, projectId, filter || undefined)).map(apiKeyView);
 }
 
-/**
- * A caller may only mint keys whose roles (with what they imply) it holds itself, or a narrowed key
- * could escalate. `held` are the caller's effective roles in the project.
- */
-export function assertCanGrant(held: ReadonlySet<Role>, roles: readonly Role[] | null | undefined): void {
-  const wanted = effectiveRoles(roles ?? ['admin']);
-  if (![...wanted].every((r) => held.has(r))) throw forbidden('A key cannot be given roles its creator does not hold');
-}
-
 export async function revokeApiKey(ctx: AppContext, projectId: string, keyId: string): Promise<void> {
   if (!(await store.deleteApiKey(ctx.db, projectId, keyId))) throw notFound('API key');
   ctx.auth.forgetCredential(keyId);
@@ -60,10 +51,21 @@ export async function isProjectApiKey(db: Db, projectId: string, keyId: string):
   return (await store.findApiKey(db, keyId))?.projectId === projectId;
 }
 
-/** The secret of a live key, for verifying participant tokens the key signed. */
-export async function findApiKeySecret(ctx: AppContext, keyId: string): Promise<{ projectId: string; secret: string } | undefined> {
+/** A live key as the credential it is: it acts in its project with its roles (as an admin without them). */
+function apiKeyPrincipal(row: store.ApiKeyRow): Principal {
+  return {
+    kind: 'api_key',
+    credentialId: row.id,
+    projectId: row.projectId,
+    keyRoles: row.roles ? row.roles.filter(isRole) : undefined,
+    name: `api-key:${row.name}`,
+  };
+}
+
+/** The secret of a live key, for verifying participant tokens the key signed, and the key as their signer. */
+export async function findApiKeySecret(ctx: AppContext, keyId: string): Promise<{ principal: Principal; secret: string } | undefined> {
   const row = await store.findApiKey(ctx.db, keyId);
-  return row ? { projectId: row.projectId, secret: ctx.secrets.decrypt(row.secretEncrypted) } : undefined;
+  return row ? { principal: apiKeyPrincipal(row), secret: ctx.secrets.decrypt(row.secretEncrypted) } : undefined;
 }
 
 export function apiKeyVerifier(db: Db): CredentialVerifier {
@@ -75,13 +77,7 @@ export function apiKeyVerifier(db: Db): CredentialVerifier {
       if (!parsed) return undefined;
       const row = await store.findApiKey(db, parsed.keyId);
       if (!row || row.projectId !== parsed.projectId || !secretMatches(parsed.secret, row.secretHash)) return undefined;
-      return {
-        kind: 'api_key',
-        credentialId: row.id,
-        projectId: row.projectId,
-        keyRoles: row.roles ? row.roles.filter(isRole) : undefined,
-        name: `api-key:${row.name}`,
-      } satisfies Principal;
+      return apiKeyPrincipal(row);
     },
   };
 }

@@ -47,8 +47,9 @@ export const FeedUpdate = Type.Object({
 export const FeedEnvelope = Type.Object({ feed: Feed });
 export const FeedWithRights = Type.Object({
   feed: Feed,
-  rights: Type.Array(Type.Union([Type.Literal('read_subscriptions'), Type.Literal('add_subscription'), Type.Literal('change_subscriptions'), Type.Literal('publish'), Type.Literal('manage')]), {
-    description: 'What the caller may do with this feed, through project roles, the feed\'s policy or a participant grant (docs/feeds.md "Who may do what with one feed")',
+  rights: Type.Array(Type.String({ examples: ['publish'] }), {
+    description: 'The actions `feed.<action>` the caller may take on this feed (`read_subscriptions`, `add_subscription`, `change_subscriptions`, `publish`, `manage`, `read_policy`, `change_policy`), '
+      + 'through project roles, the feed\'s policy or a participant grant (docs/permissions.md "Resource actions")',
   }),
 });
 export const FeedList = ListOf('feeds', Feed);

@@ -1,6 +1,7 @@
-// Rules for feeds, their messages and their subscriptions: who sees a feed (its visibility), who may
-// publish to it, what a message must look like (its message_schema), and where a subscription
-// writes (a folder of a room's storage).
+// Rules for feeds, their messages and their subscriptions: what a message must look like (its
+// message_schema) and where a subscription writes (a folder of a room's storage). Who may see a feed
+// and do what with it is declared with the feed resource type in the module's descriptor, and decided
+// by the platform before a route's handler runs.
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { Ajv, type ValidateFunction } from 'ajv';
@@ -9,12 +10,11 @@ import addFormats from 'ajv-formats';
 import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../../context.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import type { Principal, ProjectAccess } from '../../platform/http/auth.ts';
-import { ApiError, badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.ts';
+import type { Actor } from '../../platform/http/authority.ts';
+import { ApiError, badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import type { Role } from '../../platform/http/roles.ts';
 import { isUuid } from '../../platform/crypto/credentials.ts';
-import { forgetResource, resourcesWithRoles, rolesOn } from '../policies/service.ts';
+import { forgetResource } from '../policies/service.ts';
 import { getRoom } from '../rooms/service.ts';
 import { roomStoragePath } from '../storage/service.ts';
 import { validateDatetimeFormat } from './filenames.ts';
@@ -101,92 +101,8 @@ function validateMessages(feed: store.FeedRow, messages: readonly unknown[], bat
 
 // ---- feeds ---------------------------------------------------------------------------------------
 
-/** The resource type of feeds in resource policies. */
+/** The resource type of feeds: who may do what to one feed is declared with it, in the module's descriptor. */
 export const FEED_RESOURCE = 'feed';
-
-type FeedRight = 'see' | 'read_subscriptions' | 'subscribe' | 'publish' | 'manage';
-
-/**
- * What each role of a feed's policy lets its holder do with that one feed, strongest first: `see`
- * (find it, private or not), `read_subscriptions`, `subscribe` (add, change and remove its
- * subscriptions), `publish`, `manage` (update, pause, delete it). docs/permissions.md is generated
- * from this table.
- */
-export const FEED_ROLE_RIGHTS: readonly (readonly [string, readonly FeedRight[]])[] = [
-  ['manager', ['see', 'read_subscriptions', 'subscribe', 'publish', 'manage']],
-  ['publisher', ['see', 'read_subscriptions', 'publish']],
-  ['subscriber', ['see', 'read_subscriptions', 'subscribe']],
-  ['reader', ['see', 'read_subscriptions']],
-  ['list', ['see']],
-];
-
-const canSeePrivate = (access: ProjectAccess) => access.roles.has('feed_inventory');
-
-/** A participant token granted this feed: `{"name": "feed", "scope": "<feed id or name>"}`, or `"*"` for every feed. */
-function grantedFeed(principal: Principal, feed: store.FeedRow): boolean {
-  return principal.kind === 'participant'
-    && (principal.grants ?? []).some((g) => g.name === 'feed' && (g.scope === feed.id || g.scope === feed.name || g.scope === '*'));
-}
-
-/**
- * One feed as one caller sees it in one call: the caller's roles on the feed's policy are read
- * (one query) only when project roles do not already decide, and then once, however many checks
- * the call makes (seeing the feed, then the action).
- */
-interface FeedSeen {
-  row: store.FeedRow;
-  principal: Principal;
-  access: ProjectAccess;
-  policyRoles(): Promise<Set<string>>;
-}
-
-function seenBy(ctx: AppContext, principal: Principal, access: ProjectAccess, row: store.FeedRow): FeedSeen {
-  let held: Promise<Set<string>> | undefined;
-  return { row, principal, access, policyRoles: () => (held ??= rolesOn(ctx, principal, access, FEED_RESOURCE, row.id)) };
-}
-
-/** Whether the feed's policy gives the caller `right`. */
-async function policyAllows(feed: FeedSeen, right: FeedRight): Promise<boolean> {
-  const held = await feed.policyRoles();
-  return FEED_ROLE_RIGHTS.some(([role, rights]) => held.has(role) && rights.includes(right));
-}
-
-async function visible(feed: FeedSeen): Promise<boolean> {
-  return feed.row.visibility !== 'private' || canSeePrivate(feed.access) || grantedFeed(feed.principal, feed.row) || policyAllows(feed, 'see');
-}
-
-/** What a caller does with a feed they can see. */
-export type FeedAction = 'read_subscriptions' | 'add_subscription' | 'change_subscriptions' | 'publish' | 'manage';
-
-/** Each action: the project role that allows it on every feed, and the right on one feed's policy that allows it there. */
-const FEED_ACTIONS: Readonly<Record<FeedAction, { role: Role; right: FeedRight }>> = {
-  read_subscriptions: { role: 'feed_subscription_inventory', right: 'read_subscriptions' },
-  add_subscription: { role: 'feed_subscription_creator', right: 'subscribe' },
-  change_subscriptions: { role: 'feed_subscription_manager', right: 'subscribe' },
-  publish: { role: 'feed_manager', right: 'publish' },
-  manage: { role: 'feed_manager', right: 'manage' },
-};
-
-/**
- * The actions the caller may take on a feed they can see: by the project role, by a participant
- * token granted the feed (to publish), or by a role on the feed's policy whose rights carry it. The
- * policy is read (one query) only when project roles do not already allow every action asked.
- */
-async function allowedActions(feed: FeedSeen, actions: readonly FeedAction[] = Object.keys(FEED_ACTIONS) as FeedAction[]): Promise<FeedAction[]> {
-  const { principal, access } = feed;
-  if (principal.kind === 'participant') return actions.filter((action) => action === 'publish' && grantedFeed(principal, feed.row));
-  const byRole = (action: FeedAction) => access.roles.has(FEED_ACTIONS[action].role);
-  const held = actions.every(byRole) ? new Set<string>() : await feed.policyRoles();
-  return actions.filter((action) => byRole(action) || FEED_ROLE_RIGHTS.some(([role, rights]) => held.has(role) && rights.includes(FEED_ACTIONS[action].right)));
-}
-
-/** Refuses an action the caller may not take, naming what would allow it. */
-async function mayDo(feed: FeedSeen, action: FeedAction): Promise<void> {
-  if ((await allowedActions(feed, [action])).length > 0) return;
-  const { role, right } = FEED_ACTIONS[action];
-  const roles = FEED_ROLE_RIGHTS.filter(([, rights]) => rights.includes(right)).map(([name]) => name).join(' or ');
-  throw forbidden(`This needs the ${role} project role or the ${roles} role on the feed's policy${action === 'publish' ? ', or a participant token granted the feed' : ''}`);
-}
 
 export interface FeedInput {
   name?: string | undefined;
@@ -214,39 +130,35 @@ export async function createFeed(ctx: AppContext, projectId: string, input: Feed
   return feed;
 }
 
-/** A feed the caller can see; 404 for one it cannot (or that is missing). */
-async function seeFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string): Promise<FeedSeen> {
-  const row = await store.findFeed(ctx.db, access.projectId, feedId);
-  const feed = row && seenBy(ctx, principal, access, row);
-  if (!feed || !(await visible(feed))) throw notFound('Feed');
-  return feed;
+/** What the caller may do with a feed it sees (the route's step found it): the console's buttons. */
+export function rightsOn(ctx: AppContext, actor: Actor, feed: store.FeedRow): Promise<string[]> {
+  return ctx.authority.rights(actor, ctx.authority.type(FEED_RESOURCE)!, feed);
 }
 
-/** A feed the caller can see (404 otherwise), and what they may do with it. */
-export async function getFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string): Promise<{ feed: store.FeedRow; rights: FeedAction[] }> {
-  const feed = await seeFeed(ctx, principal, access, feedId);
-  return { feed: feed.row, rights: await allowedActions(feed) };
-}
-
-/** A feed by id, for resource policies (any text may arrive as an id there). */
+/** A feed by id, for routes and grants that name one (any text may arrive as an id there). */
 export async function findFeedById(db: Db, projectId: string, feedId: string): Promise<store.FeedRow | undefined> {
   return isUuid(feedId) ? store.findFeed(db, projectId, feedId) : undefined;
 }
 
-/** Which private feeds a list shows: all of them to holders of feed_inventory, else those the caller holds a role on. */
-async function privateFeedsOf(ctx: AppContext, principal: Principal, access: ProjectAccess): Promise<true | string[]> {
-  return canSeePrivate(access) || resourcesWithRoles(ctx, principal, access, FEED_RESOURCE);
+/** A feed by name, for participant-token grants that name it so. */
+export function findFeedByName(db: Db, projectId: string, name: string): Promise<store.FeedRow | undefined> {
+  return store.findFeedByName(db, projectId, name);
 }
 
-export async function listFeeds(ctx: AppContext, principal: Principal, access: ProjectAccess, page: Page) {
-  const { items, total } = await store.listFeeds(ctx.db, access.projectId, page, { privateToo: await privateFeedsOf(ctx, principal, access) });
+/** Private feeds a list shows besides the others: all of them, or those the caller may see (a role on their policy). */
+async function privateFeedsOf(ctx: AppContext, actor: Actor): Promise<true | readonly string[]> {
+  return ctx.authority.visible(actor, ctx.authority.type(FEED_RESOURCE)!);
+}
+
+export async function listFeeds(ctx: AppContext, actor: Actor, page: Page) {
+  const { items, total } = await store.listFeeds(ctx.db, actor.access.projectId, page, { privateToo: await privateFeedsOf(ctx, actor) });
   return { feeds: items.map(feedView), total };
 }
 
 /** Feeds a room sees: project and public ones, and those with a subscription into it. */
-export async function listRoomFeeds(ctx: AppContext, principal: Principal, access: ProjectAccess, roomName: string, page: Page) {
-  const room = await getRoom(ctx, access.projectId, roomName);
-  const { items, total } = await store.listFeeds(ctx.db, access.projectId, page, { privateToo: await privateFeedsOf(ctx, principal, access), roomId: room.id });
+export async function listRoomFeeds(ctx: AppContext, actor: Actor, roomName: string, page: Page) {
+  const room = await getRoom(ctx, actor.access.projectId, roomName);
+  const { items, total } = await store.listFeeds(ctx.db, actor.access.projectId, page, { privateToo: await privateFeedsOf(ctx, actor), roomId: room.id });
   return { feeds: items.map(feedView), total };
 }
 
@@ -254,9 +166,7 @@ export async function listRoomFeeds(ctx: AppContext, principal: Principal, acces
  * Updates a feed; fields left out keep their value, null resets one. A new message_schema takes
  * effect for the next publish. Resuming a paused feed sends its waiting messages on at once.
  */
-export async function updateFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, input: FeedInput): Promise<store.FeedRow> {
-  await mayDo(await seeFeed(ctx, principal, access, feedId), 'manage');
-  const { projectId } = access;
+export async function updateFeed(ctx: AppContext, projectId: string, feedId: string, input: FeedInput): Promise<store.FeedRow> {
   return ctx.db.transaction(async (tx) => {
     const current = await store.findFeed(tx, projectId, feedId);
     if (!current) throw notFound('Feed');
@@ -282,11 +192,10 @@ export async function updateFeed(ctx: AppContext, principal: Principal, access: 
   });
 }
 
-export async function deleteFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string): Promise<void> {
-  await mayDo(await seeFeed(ctx, principal, access, feedId), 'manage');
+export async function deleteFeed(ctx: AppContext, projectId: string, feedId: string): Promise<void> {
   await ctx.db.transaction(async (tx) => {
-    if (!(await store.deleteFeed(tx, access.projectId, feedId))) throw notFound('Feed');
-    await forgetResource(tx, access.projectId, FEED_RESOURCE, feedId);
+    if (!(await store.deleteFeed(tx, projectId, feedId))) throw notFound('Feed');
+    await forgetResource(tx, projectId, FEED_RESOURCE, feedId);
   });
 }
 
@@ -324,12 +233,10 @@ async function publishChecked(ctx: AppContext, db: Db, feed: store.FeedRow, mess
   throw conflict('The feed changed while the messages were published; retry', 'concurrent_change');
 }
 
-/** Publishing by a caller: one message, or a batch (all or nothing). */
-export async function publish(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, messages: readonly unknown[], batch: boolean): Promise<PublishedMessage[]> {
-  const feed = await seeFeed(ctx, principal, access, feedId);
-  await mayDo(feed, 'publish');
+/** Publishing by a caller the route's step let publish: one message, or a batch (all or nothing). */
+export async function publish(ctx: AppContext, feed: store.FeedRow, messages: readonly unknown[], batch: boolean): Promise<PublishedMessage[]> {
   if (!batch && messages[0] === undefined) throw badRequest('The body must be the message: a JSON value');
-  return publishChecked(ctx, ctx.db, feed.row, messages, batch);
+  return publishChecked(ctx, ctx.db, feed, messages, batch);
 }
 
 /**
@@ -356,16 +263,9 @@ export async function feedExists(ctx: AppContext, projectId: string, feedId: str
 
 // ---- subscriptions -------------------------------------------------------------------------------
 
-/**
- * The feed of a subscription route, visible to the caller, who may do this to its subscriptions
- * (`create`, `read`, `change`: the project roles feed_subscription_creator, _inventory and _manager,
- * or a role on the feed's policy); for a create or a change, not paused.
- */
-async function subscribedFeed(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, action: 'create' | 'read' | 'change'): Promise<store.FeedRow> {
-  const feed = await seeFeed(ctx, principal, access, feedId);
-  await mayDo(feed, action === 'read' ? 'read_subscriptions' : action === 'create' ? 'add_subscription' : 'change_subscriptions');
-  if (action !== 'read' && feed.row.paused) throw conflict(`The feed ${JSON.stringify(feed.row.name)} is paused: its subscriptions cannot change until it is resumed`, 'feed_paused');
-  return feed.row;
+/** A subscription change needs the feed running. */
+function notPaused(feed: store.FeedRow): void {
+  if (feed.paused) throw conflict(`The feed ${JSON.stringify(feed.name)} is paused: its subscriptions cannot change until it is resumed`, 'feed_paused');
 }
 
 export interface SubscriptionInput {
@@ -375,11 +275,12 @@ export interface SubscriptionInput {
   annotations?: Record<string, string> | null | undefined;
 }
 
-export async function createSubscription(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, input: SubscriptionInput): Promise<store.SubscriptionRow> {
-  const feed = await subscribedFeed(ctx, principal, access, feedId, 'create');
+export async function createSubscription(ctx: AppContext, feed: store.FeedRow, input: SubscriptionInput): Promise<store.SubscriptionRow> {
+  notPaused(feed);
+  const { projectId } = feed;
   let room;
   try {
-    room = await getRoom(ctx, access.projectId, input.room);
+    room = await getRoom(ctx, projectId, input.room);
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) throw badRequest(`room: no room named ${JSON.stringify(input.room)} in this project`);
     throw error;
@@ -389,40 +290,34 @@ export async function createSubscription(ctx: AppContext, principal: Principal, 
   const path = roomStoragePath(room.name, input.path).slice(roomFolder.length + 1);
   const format = input.filename_datetime_format ? validateDatetimeFormat(input.filename_datetime_format) : null;
   const id = randomUUID();
-  const inserted = await store.insertSubscription(ctx.db, { id, projectId: access.projectId, feedId: feed.id, roomId: room.id, path, filenameDatetimeFormat: format, annotations: input.annotations ?? {} });
+  const inserted = await store.insertSubscription(ctx.db, { id, projectId, feedId: feed.id, roomId: room.id, path, filenameDatetimeFormat: format, annotations: input.annotations ?? {} });
   if (!inserted) throw notFound('Feed');
-  return findSubscription(ctx, access, feedId, id);
+  return getSubscription(ctx, feed, id);
 }
 
-async function findSubscription(ctx: AppContext, access: ProjectAccess, feedId: string, subscriptionId: string): Promise<store.SubscriptionRow> {
-  const sub = await store.findSubscription(ctx.db, access.projectId, feedId, subscriptionId);
+export async function getSubscription(ctx: AppContext, feed: store.FeedRow, subscriptionId: string): Promise<store.SubscriptionRow> {
+  const sub = await store.findSubscription(ctx.db, feed.projectId, feed.id, subscriptionId);
   if (!sub) throw notFound('Subscription');
   return sub;
 }
 
-export async function getSubscription(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, subscriptionId: string): Promise<store.SubscriptionRow> {
-  await subscribedFeed(ctx, principal, access, feedId, 'read');
-  return findSubscription(ctx, access, feedId, subscriptionId);
-}
-
-export async function listSubscriptions(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, page: Page) {
-  await subscribedFeed(ctx, principal, access, feedId, 'read');
-  const { items, total } = await store.listSubscriptions(ctx.db, access.projectId, feedId, page);
+export async function listSubscriptions(ctx: AppContext, feed: store.FeedRow, page: Page) {
+  const { items, total } = await store.listSubscriptions(ctx.db, feed.projectId, feed.id, page);
   return { subscriptions: items.map(subscriptionView), total };
 }
 
-export async function updateSubscription(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, subscriptionId: string, input: Omit<SubscriptionInput, 'room' | 'path'>): Promise<store.SubscriptionRow> {
-  await subscribedFeed(ctx, principal, access, feedId, 'change');
+export async function updateSubscription(ctx: AppContext, feed: store.FeedRow, subscriptionId: string, input: Omit<SubscriptionInput, 'room' | 'path'>): Promise<store.SubscriptionRow> {
+  notPaused(feed);
   const changes = {
     ...(input.filename_datetime_format !== undefined ? { filenameDatetimeFormat: input.filename_datetime_format ? validateDatetimeFormat(input.filename_datetime_format) : null } : {}),
     ...(input.annotations !== undefined ? { annotations: input.annotations ?? {} } : {}),
   };
-  if (!(await store.updateSubscription(ctx.db, access.projectId, feedId, subscriptionId, changes))) throw notFound('Subscription');
-  return findSubscription(ctx, access, feedId, subscriptionId);
+  if (!(await store.updateSubscription(ctx.db, feed.projectId, feed.id, subscriptionId, changes))) throw notFound('Subscription');
+  return getSubscription(ctx, feed, subscriptionId);
 }
 
 /** Deletes a subscription: nothing more is written for it (a file being written may still land). */
-export async function deleteSubscription(ctx: AppContext, principal: Principal, access: ProjectAccess, feedId: string, subscriptionId: string): Promise<void> {
-  await subscribedFeed(ctx, principal, access, feedId, 'change');
-  if (!(await store.deleteSubscription(ctx.db, access.projectId, feedId, subscriptionId))) throw notFound('Subscription');
+export async function deleteSubscription(ctx: AppContext, feed: store.FeedRow, subscriptionId: string): Promise<void> {
+  notPaused(feed);
+  if (!(await store.deleteSubscription(ctx.db, feed.projectId, feed.id, subscriptionId))) throw notFound('Subscription');
 }

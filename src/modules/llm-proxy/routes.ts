@@ -16,10 +16,14 @@ import type { Provider } from './usage.ts';
 
 const PROJECT_HEADERS = ['service-project-id', 'meshagent-project-id'];
 
+/** What a call needs: the project role, and for an OAuth token the scope (a participant token's `api.llm` grant stands for both). */
+export const PROXY_ROLE = 'llm_proxy_user';
+export const PROXY_SCOPE = 'llm:invoke';
+
 const auth = (provider: Provider): AuthRequirement => ({
-  permission: 'llm_proxy_user',
+  permission: PROXY_ROLE,
   credentials: ['api_key', 'user', 'oauth', 'participant'],
-  oauthScope: 'llm:invoke',
+  oauthScope: PROXY_SCOPE,
   project: { headers: PROJECT_HEADERS },
   // Anthropic clients send their key as x-api-key.
   ...(provider === 'anthropic' ? { credentialHeaders: ['x-api-key'] } : {}),

@@ -55,3 +55,8 @@ export const RoleGrant = Type.Object({ resource: AccessResource, subject: Subjec
 export const PolicyQuery = Type.Object(PageTokenQuery);
 
 export const Policy = Type.Object({ resource: AccessResource, ...TokenPageOf('access_grants', RoleGrant).properties });
+
+export const Rights = Type.Object({
+  resource: AccessResource,
+  rights: Type.Array(Type.String(), { description: 'The actions the caller may take, `see` left out (it sees the resource, or the answer is 404)' }),
+});

@@ -1,20 +1,17 @@
 // Resource policies: who holds which roles on one resource. Grant, revoke and list direct bindings
-// (the /policies/resources/… paths and the SDKs' /iam/…/policy paths share these rules), and the roles a
-// caller holds on a resource, for the families that enforce them. Resource types come from the
-// modules' descriptors (ctx.policyResources); this module knows none of them.
+// (the /policies/resources/… paths and the SDKs' /iam/…/policy paths share these rules), and the
+// bindings the platform reads to decide what a caller may do (src/platform/http/authority.ts).
+// Resource types come from the modules' descriptors (ctx.authority); this module knows none of them.
 import type { AppContext } from '../../context.ts';
 import { isUuid } from '../../platform/crypto/credentials.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import type { Principal, ProjectAccess } from '../../platform/http/auth.ts';
-import { badRequest, forbidden, notFound } from '../../platform/http/errors.ts';
+import { badRequest, notFound } from '../../platform/http/errors.ts';
 import { openContinuation, sealContinuation } from '../../platform/http/lists.ts';
-import type { PolicyResourceType } from '../../platform/http/policy-resources.ts';
+import type { PolicyBindings, Resource, ResourceType } from '../../platform/http/authority.ts';
 import { isProjectApiKey } from '../api-keys/service.ts';
 import { findUserByEmail } from '../users/service.ts';
 import * as store from './store.ts';
-
-// Agents act through their service account (its run_as configuration), which is what policies bind.
-const AGENT_REFUSAL = "Managed agents do not support resource policies; agent access uses the service account's run_as configuration";
 
 /** The project usersets a subject can name: every member, or every developer, of the project. */
 const USERSET_RELATIONS = ['member', 'developer'] as const;
@@ -27,22 +24,15 @@ export interface SubjectInput {
   relation?: string | null | undefined;
 }
 
-interface Resource {
-  type: PolicyResourceType;
+/** The resource a policy route names, as its route step found it (the caller may read or change its policy). */
+interface PolicyResource {
+  type: ResourceType;
   key: store.ResourceKey;
   name: string;
 }
 
-/** The resource a policy path names, once the caller may read (or manage) policies of its type. */
-async function resourceOf(ctx: AppContext, access: ProjectAccess, typeName: string, resourceId: string, need: 'read' | 'manage'): Promise<Resource> {
-  if (typeName === 'agent') throw badRequest(AGENT_REFUSAL);
-  const type = ctx.policyResources.get(typeName);
-  if (!type) throw badRequest(`resource_type must be one of ${ctx.policyResources.all.map((t) => t.type).join(', ')}`);
-  const role = need === 'read' ? type.readRole : type.manageRole;
-  if (!access.roles.has(role)) throw forbidden(`${need === 'read' ? 'Reading' : 'Changing'} the policy of a ${type.type} needs the ${role} role in the project`);
-  const found = await type.find(ctx.db, access.projectId, resourceId);
-  if (!found) throw notFound(`${type.type[0]!.toUpperCase()}${type.type.slice(1).replaceAll('_', ' ')}`);
-  return { type, key: { projectId: access.projectId, resourceType: type.type, resourceId: found.id }, name: found.name };
+function policyResource(type: ResourceType, projectId: string, resource: Resource): PolicyResource {
+  return { type, key: { projectId, resourceType: type.type, resourceId: resource.id }, name: resource.name };
 }
 
 /** Who a subject is, checked against the project: members, its API keys, its usersets. */
@@ -79,21 +69,20 @@ async function resolveSubject(ctx: AppContext, principal: Principal, projectId: 
       if (!relation) throw badRequest(`A userset subject needs relation ${USERSET_RELATIONS.map((r) => JSON.stringify(r)).join(' or ')}`);
       return { type: 'userset', key: relation };
     }
-    case 'agent':
-      throw badRequest(AGENT_REFUSAL);
     default:
-      throw badRequest('subject.type must be "user", "service_account" or "userset"');
+      // Agents act through their service account, which is what policies bind; their module says so.
+      throw badRequest((subject.type === 'agent' ? ctx.authority.type('agent')?.withoutPolicy : undefined) ?? 'subject.type must be "user", "service_account" or "userset"');
   }
 }
 
-function checkRoles(resource: Resource, roles: readonly string[]): string[] {
-  const known = Object.keys(resource.type.roles);
+function checkRoles(resource: PolicyResource, roles: readonly string[]): string[] {
+  const known = Object.keys(resource.type.policy!.roles);
   const unknown = roles.filter((r) => !known.includes(r));
   if (unknown.length > 0) throw badRequest(`${JSON.stringify(unknown[0])} is not a role of a ${resource.type.type}; its roles: ${known.join(', ')}`);
   return [...new Set(roles)];
 }
 
-function resourceView(resource: Resource) {
+function resourceView(resource: PolicyResource) {
   return { type: resource.type.type, id: resource.key.resourceId, name: resource.name };
 }
 
@@ -109,20 +98,20 @@ function subjectView(projectId: string, type: store.SubjectType, key: string, de
   return { type, id: key };
 }
 
-function grantView(resource: Resource, subject: store.StoredSubject, roles: readonly string[]) {
+function grantView(resource: PolicyResource, subject: store.StoredSubject, roles: readonly string[]) {
   return { resource: resourceView(resource), subject: subjectView(resource.key.projectId, subject.type, subject.key), direct_roles: [...roles] };
 }
 
-export async function grant(ctx: AppContext, principal: Principal, access: ProjectAccess, typeName: string, resourceId: string, input: { subject: SubjectInput; roles: string[] }) {
-  const resource = await resourceOf(ctx, access, typeName, resourceId, 'manage');
+export async function grant(ctx: AppContext, principal: Principal, access: ProjectAccess, type: ResourceType, found: Resource, input: { subject: SubjectInput; roles: string[] }) {
+  const resource = policyResource(type, access.projectId, found);
   const roles = checkRoles(resource, input.roles);
   const subject = await resolveSubject(ctx, principal, access.projectId, input.subject);
   return grantView(resource, subject, await store.addRoles(ctx.db, resource.key, subject, roles));
 }
 
 /** Removes `roles` (all of them when absent) from the subject's binding; revoking what it lacks is no error. */
-export async function revoke(ctx: AppContext, principal: Principal, access: ProjectAccess, typeName: string, resourceId: string, input: { subject: SubjectInput; roles?: string[] | undefined } | null) {
-  const resource = await resourceOf(ctx, access, typeName, resourceId, 'manage');
+export async function revoke(ctx: AppContext, principal: Principal, access: ProjectAccess, type: ResourceType, found: Resource, input: { subject: SubjectInput; roles?: string[] | undefined } | null) {
+  const resource = policyResource(type, access.projectId, found);
   if (!input) throw badRequest('body.subject is required: the subject whose roles to revoke');
   const revoked = input.roles ? checkRoles(resource, input.roles) : undefined;
   const subject = await resolveSubject(ctx, principal, access.projectId, input.subject);
@@ -138,8 +127,8 @@ export async function revoke(ctx: AppContext, principal: Principal, access: Proj
 }
 
 /** The direct bindings of one resource, a page at a time (`continuation_token` from the last page). */
-export async function listGrants(ctx: AppContext, access: ProjectAccess, typeName: string, resourceId: string, page: { page_size?: number | undefined; continuation_token?: string | undefined }) {
-  const resource = await resourceOf(ctx, access, typeName, resourceId, 'read');
+export async function listGrants(ctx: AppContext, access: ProjectAccess, type: ResourceType, found: Resource, page: { page_size?: number | undefined; continuation_token?: string | undefined }) {
+  const resource = policyResource(type, access.projectId, found);
   const scope = `policies:${access.projectId}:${resource.type.type}:${resource.key.resourceId}`;
   const after = page.continuation_token ? openContinuation<store.Position>(ctx.secrets, scope, page.continuation_token) : undefined;
   const size = page.page_size ?? 100;
@@ -158,21 +147,25 @@ export async function listGrants(ctx: AppContext, access: ProjectAccess, typeNam
 }
 
 /**
- * The roles the caller holds on one resource through its policy: a user's own bindings and those of
- * the project usersets the user belongs to; an API key's bindings as a service account. Not cached,
- * so a revocation holds from the next request on.
+ * The bindings as the platform reads them for its decisions (src/platform/http/authority.ts): the
+ * roles the caller holds on one resource through its policy — a user's own bindings and those of
+ * the project usersets the user belongs to; an API key's bindings as a service account —, and the
+ * resources of a type on which it holds some roles. Not cached, so a revocation holds from the next
+ * request on.
  */
-export async function rolesOn(ctx: AppContext, principal: Principal, access: ProjectAccess, resourceType: string, resourceId: string): Promise<Set<string>> {
-  const subjects = subjectsOf(principal, access);
-  if (subjects.length === 0) return new Set();
-  return store.rolesOfSubjects(ctx.db, { projectId: access.projectId, resourceType, resourceId }, subjects);
-}
-
-/** The resources of one type on which the caller holds any role through their policies, by id (for lists). */
-export async function resourcesWithRoles(ctx: AppContext, principal: Principal, access: ProjectAccess, resourceType: string): Promise<string[]> {
-  const subjects = subjectsOf(principal, access);
-  if (subjects.length === 0) return [];
-  return store.resourcesOfSubjects(ctx.db, access.projectId, resourceType, subjects);
+export function policyBindings(ctx: AppContext): PolicyBindings {
+  return {
+    async rolesOn(principal, access, resourceType, resourceId) {
+      const subjects = subjectsOf(principal, access);
+      if (subjects.length === 0) return new Set();
+      return store.rolesOfSubjects(ctx.db, { projectId: access.projectId, resourceType, resourceId }, subjects);
+    },
+    async resourcesWithRoles(principal, access, resourceType, roles) {
+      const subjects = subjectsOf(principal, access);
+      if (subjects.length === 0) return [];
+      return store.resourcesOfSubjects(ctx.db, access.projectId, resourceType, subjects, roles);
+    },
+  };
 }
 
 /** Who the caller is in policies: an API key as its service account; a user as themself and the project usersets they belong to. */

@@ -1,5 +1,5 @@
 // Role bindings of resource policies. Every query is keyed by the project id and one resource.
-import { and, asc, eq, gt, inArray, or, sql, type SQL } from 'drizzle-orm';
+import { and, arrayOverlaps, asc, eq, gt, inArray, or, sql, type SQL } from 'drizzle-orm';
 import { pgTable, primaryKey, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/engine.ts';
@@ -81,10 +81,10 @@ export async function rolesOfSubjects(db: Db, resource: ResourceKey, subjects: r
   return new Set(rows.flatMap((r) => r.roles));
 }
 
-/** The resources of one type on which any of `subjects` holds a role, by id. */
-export async function resourcesOfSubjects(db: Db, projectId: string, resourceType: string, subjects: readonly Pick<StoredSubject, 'type' | 'key'>[]): Promise<string[]> {
+/** The resources of one type on which any of `subjects` holds one of `roles`, by id. */
+export async function resourcesOfSubjects(db: Db, projectId: string, resourceType: string, subjects: readonly Pick<StoredSubject, 'type' | 'key'>[], roles: readonly string[]): Promise<string[]> {
   const rows = await db.selectDistinct({ id: bindingsTable.resourceId }).from(bindingsTable)
-    .where(and(eq(bindingsTable.projectId, projectId), eq(bindingsTable.resourceType, resourceType), ofSubjects(subjects)));
+    .where(and(eq(bindingsTable.projectId, projectId), eq(bindingsTable.resourceType, resourceType), ofSubjects(subjects), arrayOverlaps(bindingsTable.roles, [...roles])));
   return rows.map((r) => r.id);
 }
 

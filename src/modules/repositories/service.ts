@@ -1,14 +1,14 @@
 // Rules for image repositories: names as the OCI distribution spec defines them, unique in the
-// project; and registry tokens scoped to one repository and to no more actions than the caller holds.
+// project; and registry tokens scoped to one repository and to no more actions than the caller may take
+// on it (`repository.pull`, `repository.push`, decided by the platform).
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import { isUuid } from '../../platform/crypto/credentials.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import type { Principal, ProjectAccess } from '../../platform/http/auth.ts';
+import type { Actor } from '../../platform/http/authority.ts';
 import { badRequest, conflict, forbidden, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import type { Role } from '../../platform/http/roles.ts';
-import { forgetResource, rolesOn } from '../policies/service.ts';
+import { forgetResource } from '../policies/service.ts';
 import { REPOSITORY_ACTIONS, type RepositoryAction } from './schema.ts';
 import * as store from './store.ts';
 
@@ -17,7 +17,7 @@ import * as store from './store.ts';
 const COMPONENT = '[a-z0-9]+(?:(?:\\.|_|__|-+)[a-z0-9]+)*';
 const OCI_NAME = new RegExp(`^${COMPONENT}(?:/${COMPONENT})*$`);
 
-/** The resource type of repositories in resource policies. */
+/** The resource type of repositories: who may do what with one is declared with it, in the module's descriptor. */
 export const REPOSITORY_RESOURCE = 'repository';
 
 /** The repository's name in the registry: the project id keeps projects apart on a shared registry. */
@@ -57,14 +57,10 @@ export async function createRepository(ctx: AppContext, projectId: string, input
   return row;
 }
 
-export async function getRepository(ctx: AppContext, projectId: string, id: string): Promise<store.RepositoryRow> {
-  const row = await store.findRepository(ctx.db, projectId, id);
-  if (!row) throw notFound('Repository');
-  return row;
-}
-
-export async function listRepositories(ctx: AppContext, projectId: string, page: Page) {
-  const { items, total } = await store.listRepositories(ctx.db, projectId, page);
+/** The repositories the caller sees (`repository.see`): all of them by a project role, else those its policy roles reach. */
+export async function listRepositories(ctx: AppContext, actor: Actor, page: Page) {
+  const shown = await ctx.authority.visible(actor, ctx.authority.type(REPOSITORY_RESOURCE)!);
+  const { items, total } = await store.listRepositories(ctx.db, actor.access.projectId, page, shown);
   return { repositories: items.map(repositoryView), total };
 }
 
@@ -89,46 +85,21 @@ export async function deleteRepository(ctx: AppContext, projectId: string, id: s
   });
 }
 
-/** What each project role may do on every repository of the project. */
-export const PROJECT_ROLE_ACTIONS: readonly (readonly [Role, readonly RepositoryAction[]])[] = [
-  ['repository_manager', ['pull', 'push']],
-  ['repository_inventory', ['pull']],
-];
-
-/** What each role of a repository's policy lets its holder put in a token for that repository. */
-export const REPOSITORY_ROLE_ACTIONS: readonly (readonly [string, readonly RepositoryAction[]])[] = [
-  ['admin', ['pull', 'push']],
-  ['developer', ['pull', 'push']],
-  ['operator', ['pull']],
-  ['viewer', ['pull']],
-  ['list', []],
-];
-
-/** The actions the caller may put in a token for this repository: through project roles, and its policy. */
-async function grantableActions(ctx: AppContext, principal: Principal, access: ProjectAccess, repository: store.RepositoryRow): Promise<Set<RepositoryAction>> {
-  const held = await rolesOn(ctx, principal, access, REPOSITORY_RESOURCE, repository.id);
-  return new Set([
-    ...PROJECT_ROLE_ACTIONS.filter(([role]) => access.roles.has(role)).flatMap(([, actions]) => actions),
-    ...REPOSITORY_ROLE_ACTIONS.filter(([role]) => held.has(role)).flatMap(([, actions]) => actions),
-  ]);
-}
-
 /**
  * A registry bearer token in the shape of the Docker registry token-authentication spec: issued by
  * this service, for the configured registry service, granting `actions` on this one repository.
  */
-export async function issueRepositoryToken(ctx: AppContext, principal: Principal, access: ProjectAccess, id: string, input: { actions?: RepositoryAction[] | undefined; expires_in_seconds?: number | undefined }) {
-  const repository = await getRepository(ctx, access.projectId, id);
-  const grantable = await grantableActions(ctx, principal, access, repository);
-  if (grantable.size === 0) throw forbidden('You have no access to this repository');
+export async function issueRepositoryToken(ctx: AppContext, actor: Actor, repository: store.RepositoryRow, input: { actions?: RepositoryAction[] | undefined; expires_in_seconds?: number | undefined }) {
+  const type = ctx.authority.type(REPOSITORY_RESOURCE)!;
   const actions = REPOSITORY_ACTIONS.filter((a) => (input.actions ?? ['pull']).includes(a));
-  const refused = actions.filter((a) => !grantable.has(a));
+  const decisions = await Promise.all(actions.map((action) => ctx.authority.decide(actor, type, repository, action)));
+  const refused = actions.filter((_action, i) => !decisions[i]!.allowed);
   if (refused.length > 0) throw forbidden(`You may not grant ${refused.join(', ')} on this repository`);
   const issuedAt = Math.floor(Date.now() / 1000);
   const expiresAt = issuedAt + (input.expires_in_seconds ?? 3600);
   const token = ctx.keys.signJwt({
     access: [{ type: 'repository', name: registryName(repository), actions }],
-    iss: ctx.config.publicUrl, sub: principal.name, aud: ctx.config.repositories.registryService,
+    iss: ctx.config.publicUrl, sub: actor.principal.name, aud: ctx.config.repositories.registryService,
     iat: issuedAt, nbf: issuedAt, exp: expiresAt, jti: randomUUID(),
   });
   return { token, expires_at: new Date(expiresAt * 1000).toISOString() };

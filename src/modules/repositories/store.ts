@@ -1,7 +1,8 @@
 // Image repositories of a project. Every query is keyed by the project id.
-import { and, asc, eq, getTableColumns, ilike } from 'drizzle-orm';
+import { and, asc, eq, getTableColumns, ilike, inArray, sql } from 'drizzle-orm';
 import { jsonb, pgTable, text, uuid } from 'drizzle-orm/pg-core';
 import { timestamptz } from '../../platform/db/columns.ts';
+import { isUuid } from '../../platform/crypto/credentials.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 
@@ -44,8 +45,11 @@ export async function deleteRepository(db: Db, projectId: string, id: string): P
   return rows.length > 0;
 }
 
-export async function listRepositories(db: Db, projectId: string, page: Page) {
-  const where = and(eq(repositoriesTable.projectId, projectId), page.filter ? ilike(repositoriesTable.name, likeContains(page.filter)) : undefined);
+/** A page of the project's repositories: all of them, or those with these ids (the ones the caller sees). */
+export async function listRepositories(db: Db, projectId: string, page: Page, shown: true | readonly string[]) {
+  const ids = shown === true ? [] : shown.filter(isUuid);
+  const only = shown === true ? undefined : ids.length > 0 ? inArray(repositoriesTable.id, ids) : sql`false`;
+  const where = and(eq(repositoriesTable.projectId, projectId), only, page.filter ? ilike(repositoriesTable.name, likeContains(page.filter)) : undefined);
   const rows = await db.select({ ...getTableColumns(repositoriesTable), total: windowTotal }).from(repositoriesTable).where(where)
     .orderBy(asc(repositoriesTable.name), asc(repositoriesTable.id)).limit(page.limit).offset(page.offset);
   return pageResult(rows, page, () => countRows(db, repositoriesTable, where));

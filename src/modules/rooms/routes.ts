@@ -4,13 +4,17 @@ import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { EmptyBody, Ok, OK, ProjectParams, Uuid } from '../../platform/http/schemas.ts';
-import { accessOf, callerOf } from '../../platform/http/auth.ts';
+import type { AuthRequirement } from '../../platform/http/auth.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
+import type { RoomRow } from './store.ts';
 
 const ByName = Type.Object({ project_id: Uuid, room_name: schema.RoomName });
 const ById = Type.Object({ project_id: Uuid, room_id: Uuid });
 const tags = ['Rooms'];
+/** A route's action on the room its path names (`room.<action>`), with the project role every member holds. */
+const byName = (action: string): { auth: AuthRequirement } => ({ auth: { permission: 'member', resource: { type: service.ROOM_RESOURCE, param: 'room_name', by: 'name', action } } });
+const byId = (action: string): { auth: AuthRequirement } => ({ auth: { permission: 'developer', resource: { type: service.ROOM_RESOURCE, param: 'room_id', action } } });
 
 export function roomRoutes(app: Api, ctx: AppContext): void {
   app.post('/accounts/projects/:project_id/rooms', {
@@ -33,17 +37,17 @@ export function roomRoutes(app: Api, ctx: AppContext): void {
   });
 
   app.get('/accounts/projects/:project_id/rooms/:room_name', {
-    config: { auth: { permission: 'member' } },
+    config: byName('see'),
     schema: { tags, summary: 'Fetch a room by name', params: ByName, response: { 200: schema.Room } },
-  }, async (request) => service.roomView(await service.getRoom(ctx, request.params.project_id, request.params.room_name)));
+  }, async (request) => service.roomView(await ctx.authority.resourceOf<RoomRow>(request)));
 
   app.put('/accounts/projects/:project_id/rooms/:room_id', {
-    config: { auth: { permission: 'developer' } },
+    config: byId('update'),
     schema: { tags, summary: 'Rename or update a room (the id stays)', params: ById, body: schema.RoomUpdate, response: { 200: schema.Room } },
   }, async (request) => service.roomView(await service.updateRoom(ctx, request.params.project_id, request.params.room_id, request.body)));
 
   app.delete('/accounts/projects/:project_id/rooms/:room_id', {
-    config: { auth: { permission: 'developer' } },
+    config: byId('delete'),
     schema: { tags, summary: 'Delete a room', params: ById, response: { 200: Ok } },
   }, async (request) => {
     await service.deleteRoom(ctx, request.params.project_id, request.params.room_id);
@@ -51,10 +55,11 @@ export function roomRoutes(app: Api, ctx: AppContext): void {
   });
 
   app.post('/accounts/projects/:project_id/rooms/:room_name/connect', {
-    config: { auth: { permission: 'member', credentials: ['api_key', 'user', 'oauth'], oauthScope: 'rooms:connect' } },
+    config: { auth: { ...byName('connect').auth, credentials: ['api_key', 'user', 'oauth'], oauthScope: 'rooms:connect' } },
     schema: {
       tags, summary: 'Connection info for a room: a participant token and the room URL', params: ByName,
       body: EmptyBody, response: { 200: schema.RoomConnection },
+      description: 'The token\'s `api` grant is what the caller may use in the room (docs/permissions.md, "Resource actions"): an `llm` surface only for holders of `llm_proxy_user`.',
     },
-  }, async (request) => service.connectRoom(ctx, callerOf(request), accessOf(request), request.params.room_name));
+  }, async (request) => service.connectRoom(ctx, ctx.authority.actorOf(request), await ctx.authority.resourceOf<RoomRow>(request)));
 }

@@ -1,36 +1,26 @@
-// Rules for rooms: unique names per project, rename keeps the id, and who may connect with what.
+// Rules for rooms: unique names per project, rename keeps the id, and connecting. Who may do what in
+// a room, and with what a connect token, is declared with the room resource type in the descriptor.
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import { isUuid } from '../../platform/crypto/credentials.ts';
 import type { Db } from '../../platform/db/engine.ts';
-import type { Principal, ProjectAccess } from '../../platform/http/auth.ts';
+import type { Actor, Scope } from '../../platform/http/authority.ts';
 import { conflict, forbidden, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import { FULL_SCOPE, USER_SCOPE, issueParticipantToken } from '../participant-tokens/service.ts';
-import { forgetResource, rolesOn } from '../policies/service.ts';
+import { issueParticipantToken } from '../participant-tokens/service.ts';
+import { forgetResource } from '../policies/service.ts';
 import * as store from './store.ts';
 
-/** The resource type of rooms in resource policies. */
+/** The resource type of rooms: who may do what in a room is declared with it, in the module's descriptor. */
 export const ROOM_RESOURCE = 'room';
 
-/**
- * What each role of a room's policy lets its holder do: the ApiScope of the participant token that
- * connect issues, strongest role first. `list` lets a subject find the room, not join it.
- */
-export const ROOM_ROLE_SCOPES: readonly (readonly [string, Record<string, unknown> | null])[] = [
-  ['admin', FULL_SCOPE],
-  // The SDK's ApiScope.agentDefault({tunnels: true}).
-  ['developer', { ...USER_SCOPE, llm: {}, tunnels: {} }],
-  ['operator', USER_SCOPE],
-  // Present and watching: media, the participant list, room files and documents read-only.
-  ['viewer', {
-    livekit: {},
-    messaging: { broadcast: false, send: false },
-    storage: { paths: [{ path: '', read_only: true }] },
-    sync: { paths: [{ path: '*', read_only: true }] },
-  }],
-  ['list', null],
-];
+/** Present and watching: media, the participant list, room files and documents read-only (a room's `viewer`). */
+export const VIEWER_SCOPE = {
+  livekit: {},
+  messaging: { broadcast: false, send: false },
+  storage: { paths: [{ path: '', read_only: true }] },
+  sync: { paths: [{ path: '*', read_only: true }] },
+};
 
 export function roomView(room: store.RoomRow) {
   return {
@@ -74,6 +64,11 @@ export function findRoom(ctx: AppContext, projectId: string, name: string): Prom
   return store.findRoomByName(ctx.db, projectId, name);
 }
 
+/** A room by name, for routes and grants that name one. */
+export function findRoomByName(db: Db, projectId: string, name: string): Promise<store.RoomRow | undefined> {
+  return store.findRoomByName(db, projectId, name);
+}
+
 export async function getRoom(ctx: AppContext, projectId: string, name: string): Promise<store.RoomRow> {
   const room = await findRoom(ctx, projectId, name);
   if (!room) throw notFound('Room');
@@ -115,36 +110,27 @@ export async function deleteRoom(ctx: AppContext, projectId: string, roomId: str
 }
 
 /**
- * The ApiScope a caller gets in a room. Project admins and developers: everything. Others holding
- * a role on the room's policy: what their strongest role grants (the policy decides). Else the
- * room's initial permissions for them; else, for an API key, a participant's defaults. Anyone else
- * may not join.
+ * The ApiScope a caller may carry in a room: what connect gives it, and the most that any token it
+ * mints or signs for the room may hold (the room type's token table, decided by the platform).
  */
-export async function roomScopeFor(ctx: AppContext, principal: Principal, access: ProjectAccess, room: store.RoomRow): Promise<Record<string, unknown>> {
-  if (access.roles.has('admin') || access.roles.has('developer')) return FULL_SCOPE;
-  const held = await rolesOn(ctx, principal, access, ROOM_RESOURCE, room.id);
-  const strongest = ROOM_ROLE_SCOPES.find(([role]) => held.has(role));
-  if (strongest) {
-    if (!strongest[1]) throw forbidden('The list role lets you find this room, not join it');
-    return strongest[1];
-  }
-  const granted = principal.userId ? room.permissions[principal.userId] : undefined;
-  if (granted) return granted;
-  if (principal.kind === 'api_key') return USER_SCOPE;
-  throw forbidden('You have no access to this room');
+export async function roomScopeFor(ctx: AppContext, actor: Actor, room: store.RoomRow): Promise<Scope> {
+  const scope = await ctx.authority.tokenScope(actor, ctx.authority.type(ROOM_RESOURCE)!, room);
+  if (!scope) throw forbidden('You have no access to this room');
+  return scope;
 }
 
 export function roomUrl(ctx: AppContext, roomName: string): string {
   return `${ctx.config.roomsUrl}/${encodeURIComponent(roomName)}`;
 }
 
-export async function connectRoom(ctx: AppContext, principal: Principal, access: ProjectAccess, roomName: string) {
-  const room = await getRoom(ctx, access.projectId, roomName);
-  const scope = await roomScopeFor(ctx, principal, access, room);
+/** Connection info for a room the caller may connect to (the route's step decided): a participant token and its URL. */
+export async function connectRoom(ctx: AppContext, actor: Actor, room: store.RoomRow) {
+  const scope = await roomScopeFor(ctx, actor, room);
+  const { projectId } = actor.access;
   const jwt = issueParticipantToken(ctx, {
-    projectId: access.projectId,
-    name: principal.name,
+    projectId,
+    name: actor.principal.name,
     grants: [{ name: 'room', scope: room.name }, { name: 'role', scope: 'user' }, { name: 'api', scope }],
   });
-  return { jwt, room_name: room.name, project_id: access.projectId, room_url: roomUrl(ctx, room.name) };
+  return { jwt, room_name: room.name, project_id: projectId, room_url: roomUrl(ctx, room.name) };
 }

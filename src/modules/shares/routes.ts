@@ -3,7 +3,7 @@ import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { EmptyBody, Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
-import { accessOf, bearerToken, callerOf } from '../../platform/http/auth.ts';
+import { bearerToken } from '../../platform/http/auth.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -18,7 +18,7 @@ export function shareRoutes(app: Api, ctx: AppContext): void {
       response: { 201: schema.CreatedShare },
       description: 'The grants may not exceed what the caller may use in the room itself (403).',
     },
-  }, async (request, reply) => reply.status(201).send(await service.createShare(ctx, callerOf(request), accessOf(request), request.body.settings)));
+  }, async (request, reply) => reply.status(201).send(await service.createShare(ctx, ctx.authority.actorOf(request), request.body.settings)));
 
   app.get(shares, {
     config: { auth: { permission: 'share_inventory' } },
@@ -31,7 +31,7 @@ export function shareRoutes(app: Api, ctx: AppContext): void {
       tags, summary: "Replace a share's settings (its token stays)", params: schema.ShareParams, body: schema.ShareUpdate, response: { 200: schema.Share },
       description: 'The grants may not exceed what the caller may use in the room itself (403).',
     },
-  }, async (request) => service.updateShare(ctx, callerOf(request), accessOf(request), request.params.share_id, request.body.settings));
+  }, async (request) => service.updateShare(ctx, ctx.authority.actorOf(request), request.params.share_id, request.body.settings));
 
   app.delete(`${shares}/:share_id`, {
     config: { auth: { permission: 'share_manager' } },

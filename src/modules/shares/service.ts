@@ -5,17 +5,17 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { AppContext } from '../../context.ts';
 import { hashSecret, randomSecret, secretMatches } from '../../platform/crypto/secrets.ts';
-import type { Principal, ProjectAccess } from '../../platform/http/auth.ts';
+import type { Actor } from '../../platform/http/authority.ts';
 import { badRequest, forbidden, notFound, unauthorized } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import { DEFAULT_TOKEN_TTL_SECONDS, FULL_SCOPE, issueParticipantToken } from '../participant-tokens/service.ts';
-import { findRoomById, getRoom, ROOM_ROLE_SCOPES, roomNames, roomScopeFor, roomUrl } from '../rooms/service.ts';
+import { findRoomById, getRoom, roomNames, roomScopeFor, roomUrl, VIEWER_SCOPE } from '../rooms/service.ts';
 import * as store from './store.ts';
 
 const TOKEN = /^ash_[A-Za-z0-9_-]{43}$/;
 const SURFACES = Object.keys(FULL_SCOPE);
 /** What a share grants when its settings name no grants: the room's viewer role. */
-const DEFAULT_GRANTS = ROOM_ROLE_SCOPES.find(([role]) => role === 'viewer')![1]!;
+const DEFAULT_GRANTS = VIEWER_SCOPE;
 
 export interface SettingsInput {
   room?: string | undefined;
@@ -57,23 +57,24 @@ function uncovered(held: Record<string, unknown>, wanted: Record<string, unknown
   })?.[0];
 }
 
-/** The stored form of settings, checked against the caller's own access to the room. */
-async function resolveSettings(ctx: AppContext, principal: Principal, access: ProjectAccess, settings: SettingsInput, currentRoomId?: string) {
+/** The stored form of settings, checked against the caller's own access to the room (what connect gives it). */
+async function resolveSettings(ctx: AppContext, actor: Actor, settings: SettingsInput, currentRoomId?: string) {
+  const { projectId } = actor.access;
   const { room: roomName, grants: grantsInput, expires_at: expiresInput, ...kept } = settings;
-  const room = roomName !== undefined ? await getRoom(ctx, access.projectId, roomName) : await findRoomById(ctx.db, access.projectId, currentRoomId!);
+  const room = roomName !== undefined ? await getRoom(ctx, projectId, roomName) : await findRoomById(ctx.db, projectId, currentRoomId!);
   if (!room) throw notFound('Room');
   const grants = checkGrants(grantsInput ?? DEFAULT_GRANTS);
-  const beyond = uncovered(await roomScopeFor(ctx, principal, access, room), grants);
+  const beyond = uncovered(await roomScopeFor(ctx, actor, room), grants);
   if (beyond) throw forbidden(`A share cannot grant "${beyond}" beyond what you may use in this room yourself`);
   const expiresAt = expiresInput ? new Date(expiresInput) : null;
   if (expiresAt && expiresAt.getTime() <= Date.now()) throw badRequest('settings.expires_at must be in the future');
   return { room, fields: { roomId: room.id, grants, settings: kept, expiresAt } satisfies store.ShareFields };
 }
 
-export async function createShare(ctx: AppContext, principal: Principal, access: ProjectAccess, settings: SettingsInput) {
-  const { room, fields } = await resolveSettings(ctx, principal, access, settings);
+export async function createShare(ctx: AppContext, actor: Actor, settings: SettingsInput) {
+  const { room, fields } = await resolveSettings(ctx, actor, settings);
   const token = `ash_${randomSecret(32)}`;
-  const row = await store.insertShare(ctx.db, { id: randomUUID(), projectId: access.projectId, ...fields, tokenHash: hashSecret(token) });
+  const row = await store.insertShare(ctx.db, { id: randomUUID(), projectId: actor.access.projectId, ...fields, tokenHash: hashSecret(token) });
   return { ...shareView(row, room.name), token };
 }
 
@@ -83,11 +84,12 @@ export async function listShares(ctx: AppContext, projectId: string, page: Page)
   return { shares: items.map((row) => shareView(row, names.get(row.roomId) ?? '')), total };
 }
 
-export async function updateShare(ctx: AppContext, principal: Principal, access: ProjectAccess, id: string, settings: SettingsInput) {
-  const current = await store.findShare(ctx.db, access.projectId, id);
+export async function updateShare(ctx: AppContext, actor: Actor, id: string, settings: SettingsInput) {
+  const { projectId } = actor.access;
+  const current = await store.findShare(ctx.db, projectId, id);
   if (!current) throw notFound('Share');
-  const { room, fields } = await resolveSettings(ctx, principal, access, settings, current.roomId);
-  const row = await store.updateShare(ctx.db, access.projectId, id, fields);
+  const { room, fields } = await resolveSettings(ctx, actor, settings, current.roomId);
+  const row = await store.updateShare(ctx.db, projectId, id, fields);
   if (!row) throw notFound('Share');
   return shareView(row, room.name);
 }

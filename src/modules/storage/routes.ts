@@ -5,7 +5,8 @@ import { Type } from 'typebox';
 import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { ProjectParams } from '../../platform/http/schemas.ts';
-import { callerOf } from '../../platform/http/auth.ts';
+import { callerOf, type AuthRequirement } from '../../platform/http/auth.ts';
+import { ROOM_RESOURCE } from '../rooms/service.ts';
 import { MAX_PATH_LENGTH } from './paths.ts';
 import * as service from './service.ts';
 
@@ -29,6 +30,11 @@ const RangeHeaders = Type.Object({
 });
 const PathQuery = Type.Object({ path: Type.String({ minLength: 1, maxLength: MAX_PATH_LENGTH, description: 'Relative file path, e.g. `docs/readme.md`' }) });
 
+/** Reads under `rooms/<room>/` are the room's `read_files` for members below the project roles that hold it everywhere. */
+const inRoom: { auth: AuthRequirement } = {
+  auth: { permission: 'member', resource: { type: ROOM_RESOURCE, action: 'read_files', from: (request) => service.roomOfPath((request.query as { path?: string }).path ?? '') } },
+};
+
 export function storageRoutes(app: Api, ctx: AppContext): void {
   // Upload bodies are streamed to the blob store as they arrive, whatever their content type (also
   // application/json and text/plain, which would otherwise be parsed, and capped at the JSON limit).
@@ -50,7 +56,7 @@ export function storageRoutes(app: Api, ctx: AppContext): void {
   });
 
   app.get('/projects/:project_id/storage/download', {
-    config: { auth: { permission: 'member' } },
+    config: inRoom,
     schema: {
       tags, summary: 'Download a file (raw bytes), or one byte range of it; 404 when missing', params: ProjectParams, querystring: PathQuery,
       headers: RangeHeaders,
@@ -79,7 +85,7 @@ export function storageRoutes(app: Api, ctx: AppContext): void {
   }, async (request) => service.deleteFile(ctx, request.params.project_id, request.query.path, service.participantIdOf(callerOf(request))));
 
   app.get('/projects/:project_id/storage', {
-    config: { auth: { permission: 'member' } },
+    config: inRoom,
     schema: {
       tags, summary: 'List the files and folders directly inside a folder', params: ProjectParams, querystring: FolderQuery,
       response: { 200: Listing },

@@ -8,7 +8,8 @@
 // that commit; if the process dies in between, the request fails, the file may have changed
 // without an event, and the caller's retry of the write (or delete) emits it.
 //
-// Rooms keep their files here too, under `rooms/<room name>/` (`roomStoragePath`).
+// Rooms keep their files here too, under `rooms/<room name>/` (`roomStoragePath`); reading them needs
+// the room's access (`roomOfPath`).
 import type { Readable } from 'node:stream';
 import parseRange from 'range-parser';
 import type { AppContext } from '../../context.ts';
@@ -20,6 +21,8 @@ import { fileDeleted, fileUpdated } from './events.ts';
 import { normaliseStoragePath } from './paths.ts';
 
 const projectRoot = (projectId: string) => `projects/${projectId}`;
+/** The folder of project storage that holds the rooms' storage, one folder per room name. */
+const ROOMS_FOLDER = 'rooms';
 const blobKey = (projectId: string, path: string) => `${projectRoot(projectId)}/${path}`;
 
 /** Most entries a listing returns. */
@@ -81,7 +84,16 @@ export async function announceFileUpdated(ctx: AppContext, tx: Db, projectId: st
 export function roomStoragePath(roomName: string, path: string): string {
   // The room's folder is one segment, and it must stay the room's own.
   if (roomName === '.' || roomName === '..' || /[/\\]/.test(roomName)) throw badRequest(`The room name ${JSON.stringify(roomName)} cannot name a storage folder`, 'invalid_path');
-  return normaliseStoragePath(['rooms', roomName, path].filter(Boolean).join('/'));
+  return normaliseStoragePath([ROOMS_FOLDER, roomName, path].filter(Boolean).join('/'));
+}
+
+/**
+ * The room whose storage a path is in (`rooms/<room name>/…`), or undefined for a path outside every
+ * room's: reading there needs the room's access (the room type's `read_files`).
+ */
+export function roomOfPath(raw: string): string | undefined {
+  const [top, room] = normaliseStoragePath(raw, { allowRoot: true }).split('/');
+  return top === ROOMS_FOLDER && room !== undefined ? room : undefined;
 }
 
 /**

@@ -29,6 +29,8 @@ export interface Principal {
   keyRoles?: readonly Role[] | undefined;
   /** A participant token's grants, `{name, scope}` as the SDK writes them. */
   grants?: readonly { name: string; scope: unknown }[] | undefined;
+  /** The API key that signed a participant token: the token may do no more than the key. */
+  signer?: Principal | undefined;
   /** OAuth scopes granted to the token. */
   scopes?: ReadonlySet<string> | undefined;
   clientId?: string | undefined;
@@ -75,6 +77,26 @@ export interface AuthRequirement {
   project?: 'path' | 'credential' | ProjectHeaders | ProjectLookup;
   /** Headers that may carry the credential itself instead of `Authorization: Bearer` (e.g. `x-api-key`). */
   credentialHeaders?: readonly string[];
+  /**
+   * The action the route takes on one resource, decided after the project role by the resource
+   * types the modules declare (src/platform/http/authority.ts): `{type: 'feed', param: 'feed_id',
+   * action: 'publish'}` is the action `feed.publish` on the feed the path names.
+   */
+  resource?: ResourceRequirement;
+}
+
+/**
+ * What a route takes on which resource: the type (or the path parameter naming it, for routes of
+ * every type), the action, and where the request names the resource — a path parameter holding its
+ * id (or its name, `by: 'name'`), or a function of the validated request returning its name
+ * (undefined: this request names no resource of the type, and the route's project role decides).
+ */
+export interface ResourceRequirement {
+  readonly type: string | { readonly param: string };
+  readonly action: string;
+  readonly param?: string;
+  readonly by?: 'id' | 'name';
+  readonly from?: (request: FastifyRequest) => string | undefined;
 }
 
 /**

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../../api.ts';
 import { invalidate, projectKey } from '../../app/query.ts';
-import { useProject } from '../../app/project.tsx';
+import { useProject, useRights } from '../../app/project.tsx';
 import { ConfirmButton, DetailHeader, Facts } from '../../ui/actions.tsx';
 import { useConnect } from '../../ui/connect.tsx';
 import { ErrorAlert, Json } from '../../ui/feedback.tsx';
@@ -12,7 +12,7 @@ import { formatTime } from '../../ui/format.ts';
 import { FormModal, jsonValue } from '../../ui/FormModal.tsx';
 
 export default function AgentDetail() {
-  const { projectId, can, path } = useProject();
+  const { projectId, path } = useProject();
   const agentName = useParams().agentName!;
   const navigate = useNavigate();
   const [editing, setEditing] = useState(false);
@@ -23,6 +23,7 @@ export default function AgentDetail() {
     title: `Connect to ${agentName}`,
     fields: (connection) => [{ label: 'Agent URL', value: connection.agent_url }, { label: 'Token', value: connection.jwt }],
   });
+  const may = useRights('agent', agent.data?.id);
   if (!agent.data) return <ErrorAlert error={agent.error} />;
   const byId = { params: { path: { project_id: projectId, agent_id: agent.data.id } } };
   return (
@@ -32,9 +33,9 @@ export default function AgentDetail() {
         back={{ to: path('agents'), label: 'Managed agents' }}
         actions={(
           <>
-            {connect.button}
-            {can('developer') && <Button variant="default" onClick={() => setEditing(true)}>Edit</Button>}
-            {can('developer') && (
+            {may('connect') && connect.button}
+            {may('update') && <Button variant="default" onClick={() => setEditing(true)}>Edit</Button>}
+            {may('delete') && (
               <ConfirmButton label="Delete" title={`Delete agent ${agent.data.name}?`} message="The agent's configuration is deleted. This cannot be undone." onConfirm={async () => {
                 await unwrap(api.DELETE('/accounts/projects/{project_id}/agents/{agent_id}', byId));
                 await invalidate(projectKey(projectId, 'agents'));

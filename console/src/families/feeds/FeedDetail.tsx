@@ -20,8 +20,8 @@ import {
 
 const storageFolder = (subscription: Subscription) => `rooms/${subscription.room}${subscription.path ? `/${subscription.path.replace(/^\/+|\/+$/g, '')}` : ''}`;
 
-/** What the API says the user may do with this feed (project roles and the feed's policy). */
-type FeedRights = readonly ('read_subscriptions' | 'add_subscription' | 'change_subscriptions' | 'publish' | 'manage')[];
+/** What the API says the user may do with this feed (`feed.<action>`: project roles, the feed's policy). */
+type FeedRights = readonly string[];
 
 function Subscriptions({ feedId, rights }: { feedId: string; rights: FeedRights }) {
   const { projectId, path } = useProject();
@@ -95,7 +95,7 @@ function Subscriptions({ feedId, rights }: { feedId: string; rights: FeedRights 
 }
 
 export default function FeedDetail() {
-  const { projectId, can, path } = useProject();
+  const { projectId, path } = useProject();
   const feedId = useParams().feedId!;
   const navigate = useNavigate();
   const [editing, setEditing] = useState(false);
@@ -137,7 +137,7 @@ export default function FeedDetail() {
         ['Created', formatTime(current.created_at)],
         ['Updated', formatTime(current.updated_at)],
       ]} />
-      {can('feed_inventory') && (
+      {rights.includes('read_policy') && (
         <Group aria-label="Of this feed" role="navigation">
           <Anchor component={Link} to={path(`feeds/${feedId}/policy`)}>Access policy</Anchor>
         </Group>

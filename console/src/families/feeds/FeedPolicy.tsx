@@ -8,7 +8,7 @@ import { ErrorAlert } from '../../ui/feedback.tsx';
 import { ResourcePolicy } from '../../ui/ResourcePolicy.tsx';
 
 export default function FeedPolicy() {
-  const { projectId, can, path } = useProject();
+  const { projectId, path } = useProject();
   const feedId = useParams().feedId!;
   const feed = useQuery({
     queryKey: projectKey(projectId, 'feeds', feedId),
@@ -23,7 +23,7 @@ export default function FeedPolicy() {
       back={{ to: path(`feeds/${feedId}`), label: 'Back to the feed' }}
       roles={['manager', 'publisher', 'subscriber', 'reader', 'list']}
       rolesHelp="manager: everything; publisher: publish; subscriber: add and change subscriptions; reader: see it and its subscriptions; list: find it only."
-      manage={can('feed_manager')}
+      manage={feed.data.rights.includes('change_policy')}
       note="Holders of the project's feed roles (developers and admins among them) keep what those roles allow on every feed."
     />
   );

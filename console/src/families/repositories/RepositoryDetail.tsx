@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
 import { api, unwrap, type ResponseOf } from '../../api.ts';
 import { invalidate, projectKey } from '../../app/query.ts';
-import { useProject } from '../../app/project.tsx';
+import { useProject, useRights } from '../../app/project.tsx';
 import { ConfirmButton, DetailHeader, Facts } from '../../ui/actions.tsx';
 import { CopyField, ErrorAlert } from '../../ui/feedback.tsx';
 import { formatTime } from '../../ui/format.ts';
@@ -14,7 +14,7 @@ import { REPOSITORY_FIELDS, repositoryBody, repositoryValues } from './form.ts';
 type Token = ResponseOf<'/accounts/projects/{project_id}/repositories/{repository_id}/token', 'post'>;
 
 export default function RepositoryDetail() {
-  const { projectId, can, path } = useProject();
+  const { projectId, path } = useProject();
   const repositoryId = useParams().repositoryId!;
   const navigate = useNavigate();
   const [editing, setEditing] = useState(false);
@@ -22,6 +22,7 @@ export default function RepositoryDetail() {
   const [token, setToken] = useState<Token>();
   const byId = { params: { path: { project_id: projectId, repository_id: repositoryId } } };
   const repository = useQuery({ queryKey: projectKey(projectId, 'repositories', repositoryId), queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/repositories/{repository_id}', byId)) });
+  const may = useRights('repository', repositoryId);
   if (!repository.data) return <ErrorAlert error={repository.error} />;
   const current = repository.data;
   return (
@@ -31,9 +32,9 @@ export default function RepositoryDetail() {
         back={{ to: path('repositories'), label: 'Image repositories' }}
         actions={(
           <>
-            <Button onClick={() => setAsking(true)}>Registry token</Button>
-            {can('repository_manager') && <Button variant="default" onClick={() => setEditing(true)}>Edit</Button>}
-            {can('repository_manager') && (
+            {may('pull') && <Button onClick={() => setAsking(true)}>Registry token</Button>}
+            {may('update') && <Button variant="default" onClick={() => setEditing(true)}>Edit</Button>}
+            {may('delete') && (
               <ConfirmButton label="Delete" title={`Delete repository ${current.name}?`} message="No new token names it; images in the registry stay there." onConfirm={async () => {
                 await unwrap(api.DELETE('/accounts/projects/{project_id}/repositories/{repository_id}', byId));
                 await invalidate(projectKey(projectId, 'repositories'));

@@ -4,7 +4,7 @@ import { useState } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, unwrap } from '../../api.ts';
 import { invalidate, projectKey } from '../../app/query.ts';
-import { useProject } from '../../app/project.tsx';
+import { useProject, useRights } from '../../app/project.tsx';
 import { ConfirmButton, DetailHeader, Facts } from '../../ui/actions.tsx';
 import { useConnect } from '../../ui/connect.tsx';
 import { ErrorAlert, Json } from '../../ui/feedback.tsx';
@@ -12,7 +12,7 @@ import { formatTime } from '../../ui/format.ts';
 import { FormModal, jsonValue } from '../../ui/FormModal.tsx';
 
 export default function RoomDetail() {
-  const { projectId, can, path } = useProject();
+  const { projectId, path } = useProject();
   const roomName = useParams().roomName!;
   const navigate = useNavigate();
   const [editing, setEditing] = useState(false);
@@ -26,6 +26,7 @@ export default function RoomDetail() {
       { label: 'Participant token', value: connection.jwt, description: 'A fresh token for you in this room; give it to the client that joins.' },
     ],
   });
+  const may = useRights('room', room.data?.id);
   if (!room.data) return <ErrorAlert error={room.error} />;
   const byId = { params: { path: { project_id: projectId, room_id: room.data.id } } };
   return (
@@ -35,9 +36,9 @@ export default function RoomDetail() {
         back={{ to: path('rooms'), label: 'Rooms' }}
         actions={(
           <>
-            {connect.button}
-            {can('developer') && <Button variant="default" onClick={() => setEditing(true)}>Edit</Button>}
-            {can('developer') && (
+            {may('connect') && connect.button}
+            {may('update') && <Button variant="default" onClick={() => setEditing(true)}>Edit</Button>}
+            {may('delete') && (
               <ConfirmButton label="Delete" title={`Delete room ${room.data.name}?`} message="The room and its configuration are deleted. This cannot be undone." onConfirm={async () => {
                 await unwrap(api.DELETE('/accounts/projects/{project_id}/rooms/{room_id}', byId));
                 await invalidate(projectKey(projectId, 'rooms'));
@@ -49,7 +50,7 @@ export default function RoomDetail() {
       />
       {connect.error}
       <Facts rows={[['Id', room.data.id], ['Created', formatTime(room.data.created_at)], ['Updated', formatTime(room.data.updated_at)]]} />
-      <RoomResources roomName={room.data.name} />
+      <RoomResources roomName={room.data.name} policy={may('read_policy')} />
       <Title order={4}>Metadata</Title>
       <Json value={room.data.metadata} />
       {connect.dialog}
@@ -74,14 +75,14 @@ export default function RoomDetail() {
 }
 
 /** The room's own resources (services, secrets…), each a family's pages in the room's scope, and its access policy. */
-function RoomResources({ roomName }: { roomName: string }) {
+function RoomResources({ roomName, policy }: { roomName: string; policy: boolean }) {
   const { can, path } = useProject();
   const links = ([
-    ['services', 'Services', 'service_inventory'],
-    ['secrets', 'Secrets', 'secret_inventory'],
-    ['external-oauth', 'External OAuth', 'external_oauth_inventory'],
-    ['policy', 'Access policy', 'developer'],
-  ] as const).filter(([, , role]) => can(role));
+    ['services', 'Services', can('service_inventory')],
+    ['secrets', 'Secrets', can('secret_inventory')],
+    ['external-oauth', 'External OAuth', can('external_oauth_inventory')],
+    ['policy', 'Access policy', policy],
+  ] as const).filter(([, , shown]) => shown);
   if (links.length === 0) return null;
   return (
     <Group aria-label="In this room" role="navigation">
