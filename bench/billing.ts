@@ -28,7 +28,8 @@ export async function run(context: BenchContext): Promise<object> {
       insert into jobs (topic, key, payload, run_at)
       select 'billing.price', 'bench:' || i, jsonb_build_object('project_id', ${projectId}::text, 'call', jsonb_build_object(
         'request_id', gen_random_uuid(), 'provider', 'openai', 'endpoint', '/v1/chat/completions',
-        'model', (string_to_array(${MODELS.join(',')}, ','))[1 + i % ${MODELS.length}], 'usage_source', 'provider',
+        'model', (string_to_array(${MODELS.join(',')}, ','))[1 + i % ${MODELS.length}], 'requested_model', null, 'usage_source', 'provider',
+        'request_bytes', 2000, 'max_output_tokens', null, 'choices', 1,
         'usage', jsonb_build_object('input_tokens', 800 + i % 400, 'cached_input_tokens', 100, 'cache_write_tokens', 0, 'output_tokens', 200 + i % 100, 'reasoning_tokens', 0),
         'user', null, 'annotations', '{}'::jsonb, 'started_at', ${startedAt}::text)), now()
       from generate_series(1, ${INGEST}) i`;

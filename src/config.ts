@@ -320,8 +320,8 @@ export const SETTINGS = {
     }),
     pricesFile: setting({
       env: 'ATRIUM_BILLING_PRICES_FILE', group: BILLING, kind: text('a file path', /^[^\0]+$/, 4096),
-      default: rule('unset: the shipped list prices (`src/modules/billing/prices.default.json`)', () => undefined),
-      description: 'A JSON price list (per provider, model and usage type, with effective dates, and the proxy surcharge rate) that replaces the shipped one: see docs/billing.md.',
+      default: rule('unset: the shipped list prices (`src/modules/billing/pricing/prices.default.json`)', () => undefined),
+      description: 'A JSON price list (per provider, model and usage type, with aliases, maximum output and effective dates, and the proxy surcharge rate) that replaces the shipped one: see docs/billing.md. It is read again when it changes and on SIGHUP, without a restart; a file that is wrong then is logged and the list in force stays.',
     }),
     pricingDelayMs: setting({
       env: 'ATRIUM_BILLING_PRICING_DELAY_MS', group: BILLING, kind: integer(0, 60_000, { unit: 'milliseconds' }), default: '1000',
@@ -329,15 +329,20 @@ export const SETTINGS = {
     }),
     enforced: setting({
       env: 'ATRIUM_BILLING_ENFORCED', group: BILLING, kind: boolean(), default: 'false',
-      description: 'Admit LLM proxy calls only while the project\'s balance, minus what its calls in flight reserved, is above zero (402 otherwise). Off by default, so a fresh server\'s proxy works before anyone buys credits; usage is priced and debited either way.',
+      description: 'Admit LLM proxy calls to metered endpoints only for a priced model (400 otherwise) and while the project\'s balance, minus what its calls in flight reserved, is above zero (402 otherwise); each call reserves the most it can cost. Off by default, so a fresh server\'s proxy works before anyone buys credits; usage is priced and debited either way.',
     }),
     callReserve: setting({
       env: 'ATRIUM_BILLING_CALL_RESERVE', group: BILLING, kind: integer(0, 999_999_999_999, { unit: 'micro-units' }), default: '10000',
-      description: 'Least a call reserves against the balance while it runs, in millionths of the currency (the default is 0.01); a call asking for more output (`max_tokens`) reserves its price.',
+      description: 'Least a call reserves against the balance while it runs, in millionths of the currency (the default is 0.01); a call that can cost more (its body, and its `max_tokens` or else the model\'s maximum output) reserves that.',
     }),
     paymentProvider: setting({
-      env: 'ATRIUM_PAYMENT_PROVIDER', group: BILLING, kind: oneOf(['local', 'stripe']), default: 'local',
-      description: '`local`: checkout pages on this server where a person confirms or cancels a test payment, and test cards (for development and trials; no money moves). `stripe`: Stripe Checkout, off-session charges for auto-recharge, and the webhook `/billing/stripe/webhook` (needs `ATRIUM_STRIPE_SECRET_KEY` and `ATRIUM_STRIPE_WEBHOOK_SECRET`).',
+      env: 'ATRIUM_PAYMENT_PROVIDER', group: BILLING, kind: oneOf(['none', 'local', 'stripe']),
+      default: rule('`local` with the embedded database, `none` with `DATABASE_URL`', (get) => (embedded(get) ? 'local' : 'none')),
+      description: '`none`: no checkouts or auto-recharge (credits come only from adjustments). `local`: checkout pages on this server where a person confirms or cancels a test payment with test cards — a development tool: no money moves, and with `DATABASE_URL` it needs `ATRIUM_PAYMENT_LOCAL_ALLOWED=true`. `stripe`: Stripe Checkout, off-session charges for auto-recharge, and the webhook `/billing/stripe/webhook` (needs `ATRIUM_STRIPE_SECRET_KEY` and `ATRIUM_STRIPE_WEBHOOK_SECRET`). Checkouts opened with one provider cannot be paid once another is set.',
+    }),
+    localPaymentsAllowed: setting({
+      env: 'ATRIUM_PAYMENT_LOCAL_ALLOWED', group: BILLING, kind: boolean(), default: rule(BY_ENGINE, (get) => embedded(get)),
+      description: 'Whether `ATRIUM_PAYMENT_PROVIDER=local` may be used: with it, anyone who can open a checkout buys credits with a test card, so a server on `DATABASE_URL` (a shared or production one) refuses to start with it unless this says `true`.',
     }),
     subscriptionCredits: setting({
       env: 'ATRIUM_BILLING_SUBSCRIPTION_CREDITS', group: BILLING, kind: integer(1, 1_000_000, { unit: 'currency units' }), default: '20',
@@ -396,6 +401,9 @@ export function loadConfig(env: Readonly<Record<string, string | undefined>> = p
   }
   if (!values.jobs.worker && values.databaseUrl === undefined) {
     problems.push('ATRIUM_JOBS_WORKER=false needs PostgreSQL (DATABASE_URL): with the embedded database this is the only instance, so nothing would deliver webhooks, price usage or run schedules');
+  }
+  if (values.billing.paymentProvider === 'local' && !values.billing.localPaymentsAllowed) {
+    problems.push('ATRIUM_PAYMENT_PROVIDER=local takes test cards for credits: with DATABASE_URL it needs ATRIUM_PAYMENT_LOCAL_ALLOWED=true (development and trials only); use stripe, or none');
   }
   if (problems.length > 0) throw invalid(problems);
   return {

@@ -12506,9 +12506,21 @@ export interface paths {
                             source: string | null;
                             unit: string;
                             llm_proxy_surcharge_rate: number;
-                            prices: {
-                                [key: string]: string | number | null;
-                            }[];
+                            /** @description The output a call of a model whose entry declares no maximum can reserve */
+                            default_max_output_tokens: number;
+                            prices: ({
+                                provider: string;
+                                /** @description An exact name, or a prefix ending in `*` (`*` alone: the provider's fallback price) */
+                                model: string;
+                                /** @description Other names priced as this model */
+                                aliases: string[];
+                                /** @description The most output one answer can have: what a call without `max_tokens` reserves */
+                                max_output_tokens: number | null;
+                                effective_from: string | null;
+                                effective_to: string | null;
+                            } & {
+                                [key: string]: number;
+                            })[];
                         };
                     };
                 };
@@ -12920,7 +12932,7 @@ export interface paths {
                     provider?: string;
                     /** @description Only this model */
                     model?: string;
-                    /** @description Only this usage type: input, cached_input, cache_write, output, reasoning, request, session_minute, llm_proxy_surcharge */
+                    /** @description Only this usage type: input, cached_input, cache_write, output, reasoning, request, session_minute, llm_proxy_surcharge, unreported */
                     usage_type?: string;
                     /** @description Accepted for SDK compatibility; not used for filtering */
                     annotations?: string;
@@ -12952,6 +12964,10 @@ export interface paths {
                                 room?: string | null;
                                 usage_type?: string | null;
                                 requests: number;
+                                /** @description Calls of the bucket priced without a price for their model (recorded at no cost unless they reserved) */
+                                unpriced_requests: number;
+                                /** @description Calls of the bucket whose provider reported no usage, billed what they reserved (usage type `unreported`) */
+                                estimated_requests: number;
                                 /** @description Units by usage type (tokens; calls for `request`) */
                                 quantities: {
                                     [key: string]: number;
@@ -12963,6 +12979,12 @@ export interface paths {
                                 cost: number;
                                 /** @description The same as cost */
                                 total: number;
+                            }[];
+                            /** @description Models called in the range without a price, with how many calls */
+                            unpriced: {
+                                provider: string;
+                                model: string;
+                                requests: number;
                             }[];
                             currency: string;
                             interval: string;

@@ -16,6 +16,7 @@ import { startSession } from '../../src/modules/sessions/service.ts';
 import { GROUPS, runGroup } from '../../src/cli/groups.ts';
 import { call } from '../support/service.ts';
 import { EMAIL_LOGIN_ENV } from '../support/oauth.ts';
+import { LOCAL_PAYMENTS_ENV } from '../support/payments.ts';
 import { createTenant, createUserWithToken, startTestService, type Tenant, type TestService } from '../support/service.ts';
 
 const CLI = resolve(import.meta.dirname, '../../src/cli/main.ts');
@@ -63,7 +64,7 @@ async function ok(args: string[], extra: Record<string, string> = {}, run: (args
 const json = async <T = any>(args: string[]) => JSON.parse(await ok([...args, '--json'])) as T;
 
 before(async () => {
-  service = await startTestService('postgres', { ...EMAIL_LOGIN_ENV, ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true', ATRIUM_MAIL_DOMAINS: 'mail.example.test' });
+  service = await startTestService('postgres', { ...EMAIL_LOGIN_ENV, ...LOCAL_PAYMENTS_ENV, ATRIUM_WEBHOOKS_ALLOW_PRIVATE: 'true', ATRIUM_MAIL_DOMAINS: 'mail.example.test' });
   tenant = await createTenant(service, 'cli-groups');
   home = mkdtempSync(join(tmpdir(), 'atrium-cli-groups-'));
   const configDir = join(home, 'config');

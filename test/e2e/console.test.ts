@@ -939,7 +939,7 @@ describe('the web console in Chromium', () => {
     ];
     for (const call of seed) {
       await service.ctx.db.transaction((tx) => priceUsage(service.ctx, tx, projectId, {
-        request_id: `20000000-0000-4000-8000-00000000000${call.id}`, provider: call.provider, endpoint: '/v1/chat/completions', model: call.model, usage_source: 'provider',
+        request_id: `20000000-0000-4000-8000-00000000000${call.id}`, provider: call.provider, endpoint: '/v1/chat/completions', model: call.model, usage_source: 'provider', requested_model: null, request_bytes: 0, max_output_tokens: null, choices: 1,
         usage: { input_tokens: call.input, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: call.output, reasoning_tokens: 0 }, user: null, annotations: call.annotations,
         started_at: new Date(Date.now() - call.daysAgo * 86_400_000).toISOString(),
       }));
@@ -983,6 +983,17 @@ describe('the web console in Chromium', () => {
     assert.equal(types.length, 4);
     assert.equal(types.at(-1), 'credit purchase', 'the purchase is the oldest');
     await shoot(page, 'transactions');
+    // The server's price list is on the same page.
+    await page.getByTestId('price-list').getByRole('cell', { name: 'gpt-4o-mini', exact: true }).waitFor();
+
+    // A call to a model the price list does not name stands out on the usage page.
+    await service.ctx.db.transaction((tx) => priceUsage(service.ctx, tx, projectId, {
+      request_id: '20000000-0000-4000-8000-000000000009', provider: 'openai', endpoint: '/v1/chat/completions', model: 'gpt-unlisted', usage_source: 'provider', requested_model: 'gpt-unlisted',
+      request_bytes: 0, max_output_tokens: null, choices: 1, usage: { input_tokens: 10, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: 5, reasoning_tokens: 0 },
+      user: null, annotations: {}, started_at: new Date().toISOString(),
+    }));
+    await nav(page, 'Usage').click();
+    await page.getByTestId('usage-unpriced').getByText(/openai\/gpt-unlisted \(1 call\)/).waitFor();
   });
 
   test('the remaining pages: managed agents, members, OAuth clients, profile', async (t) => {

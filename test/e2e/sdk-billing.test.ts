@@ -14,6 +14,7 @@ import { priceUsage, verifyLedger } from '../../src/modules/billing/service.ts';
 import { chromiumLaunchArgs } from '../support/chromium.ts';
 import { chromiumPath, requireOrSkip } from '../support/env.ts';
 import { createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
+import { LOCAL_PAYMENTS_ENV } from '../support/payments.ts';
 import { eventually } from '../support/webhooks.ts';
 
 const require = createRequire(import.meta.url);
@@ -30,7 +31,7 @@ forEachEngine('official SDK: billing', (engine) => {
   let sdk: InstanceType<typeof Meshagent>;
 
   before(async () => {
-    service = await startTestService(engine);
+    service = await startTestService(engine, LOCAL_PAYMENTS_ENV);
     tenant = await createTenant(service, 'sdk-billing');
     sdk = new Meshagent({ baseUrl: service.url, token: tenant.apiKey });
   });
@@ -71,7 +72,7 @@ forEachEngine('official SDK: billing', (engine) => {
 
     // One priced call (gpt-4o-mini at the shipped prices: 1000 input, 500 output tokens).
     await service.ctx.db.transaction((tx) => priceUsage(service.ctx, tx, tenant.projectId, {
-      request_id: '10000000-0000-4000-8000-000000000001', provider: 'openai', endpoint: '/v1/chat/completions', model: 'gpt-4o-mini', usage_source: 'provider',
+      request_id: '10000000-0000-4000-8000-000000000001', provider: 'openai', endpoint: '/v1/chat/completions', model: 'gpt-4o-mini', usage_source: 'provider', requested_model: null, request_bytes: 0, max_output_tokens: null, choices: 1,
       usage: { input_tokens: 1000, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: 500, reasoning_tokens: 0 }, user: null, annotations: {}, started_at: new Date().toISOString(),
     }));
     const now = new Date();

@@ -1,10 +1,13 @@
 // The Stripe payment provider on both engines, with the official `stripe` SDK talking to a fake
 // Stripe API on loopback (ATRIUM_STRIPE_API_URL; no network) and webhook events signed with the
 // SDK's own test-header helper: Checkout sessions as Stripe expects them, `checkout.session.completed`
-// crediting once however often (and under however many event ids) it arrives, a bad signature
-// refused, a subscription checkout starting the subscription with the month's credits once, and
-// auto-recharge charging the saved card off-session with its idempotency key — or recording the decline.
+// crediting once however often (and under however many event ids) it arrives, and only when its
+// session, amount and currency are the checkout's; a bad signature refused, a subscription checkout
+// starting the subscription with the month's credits once, auto-recharge charging the saved card
+// off-session with its idempotency key — or recording the decline —, and a checkout the local
+// provider opened before the switch to Stripe no longer payable.
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, test } from 'node:test';
@@ -77,21 +80,29 @@ forEachEngine('billing with Stripe', (engine) => {
     const payload = JSON.stringify(event);
     return call(service, 'POST', '/billing/stripe/webhook', { body: payload, headers: { 'content-type': 'application/json', 'stripe-signature': stripe.webhooks.generateTestHeaderString({ payload, secret }) } });
   };
-  const completed = (eventId: string, checkoutId: string, paymentIntent: string) => ({
+  interface Checkout { id: string; session: string; cents: number }
+  /** A signed-off `checkout.session.completed` of a checkout, as Stripe sends it (its session, amount and currency; `paid` overrides). */
+  const completed = (eventId: string, checkout: Checkout, paymentIntent: string, paid: Record<string, unknown> = {}) => ({
     id: eventId, object: 'event', type: 'checkout.session.completed', api_version: '2025-01-01', created: Math.floor(Date.now() / 1000),
-    data: { object: { id: 'cs_test_x', object: 'checkout.session', mode: 'payment', payment_status: 'paid', status: 'complete', payment_intent: paymentIntent, metadata: { atrium_checkout_id: checkoutId } } },
+    data: {
+      object: {
+        id: checkout.session, object: 'checkout.session', mode: 'payment', payment_status: 'paid', status: 'complete', amount_total: checkout.cents, currency: 'usd',
+        payment_intent: paymentIntent, metadata: { atrium_checkout_id: checkout.id }, ...paid,
+      },
+    },
   });
-  async function buyCredits(t: Tenant, quantity: number): Promise<string> {
+  async function buyCredits(t: Tenant, quantity: number): Promise<Checkout> {
     const { status, body } = await call(service, 'POST', `${base(t)}/credits`, { token: t.apiKey, json: { success_url: 'https://app.example/ok', cancel_url: 'https://app.example/no', quantity } });
     assert.equal(status, 200);
     assert.match(body.checkout_url, /^https:\/\/checkout\.stripe\.com\/c\/pay\/cs_test_/);
     const sent = fake.requests.findLast((r) => r.path === '/v1/checkout/sessions')!;
-    return sent.form.get('metadata[atrium_checkout_id]')!;
+    return { id: sent.form.get('metadata[atrium_checkout_id]')!, session: body.checkout_url.split('/').at(-1), cents: quantity * 100 };
   }
 
   test('a credits checkout is a Stripe Checkout session; its completion credits once, however often it arrives', async () => {
     const t = await createTenant(service, 'stripe');
-    const checkoutId = await buyCredits(t, 5);
+    const checkout = await buyCredits(t, 5);
+    const checkoutId = checkout.id;
     const sent = fake.requests.findLast((r) => r.path === '/v1/checkout/sessions')!;
     assert.equal(sent.form.get('mode'), 'payment');
     assert.equal(sent.form.get('line_items[0][price_data][unit_amount]'), '500');
@@ -100,16 +111,16 @@ forEachEngine('billing with Stripe', (engine) => {
     assert.equal(sent.form.get('success_url'), 'https://app.example/ok');
     assert.equal(sent.idempotencyKey, `checkout:${checkoutId}`);
 
-    const bad = await deliver(completed('evt_bad', checkoutId, 'pi_1'), 'whsec_wrong');
+    const bad = await deliver(completed('evt_bad', checkout, 'pi_1'), 'whsec_wrong');
     assert.equal(bad.status, 400);
     assert.match(bad.body.error.message, /signature/);
     assert.equal((await balanceOf(t)).balance, 0);
 
-    const event = completed('evt_1', checkoutId, 'pi_1');
+    const event = completed('evt_1', checkout, 'pi_1');
     const answers = await Promise.all([deliver(event), deliver(event), deliver(event)]);
     for (const a of answers) assert.equal(a.status, 200, JSON.stringify(a.body));
     // The same checkout under another event id (e.g. async_payment_succeeded after completed).
-    assert.equal((await deliver({ ...completed('evt_2', checkoutId, 'pi_1'), type: 'checkout.session.async_payment_succeeded' })).status, 200);
+    assert.equal((await deliver({ ...completed('evt_2', checkout, 'pi_1'), type: 'checkout.session.async_payment_succeeded' })).status, 200);
     assert.equal((await balanceOf(t)).balance, 5);
     const { body } = await call(service, 'GET', `${base(t)}/subscription`, { token: t.apiKey });
     assert.equal(body.payment_method, 'Stripe payment method pm_card_visa');
@@ -129,13 +140,14 @@ forEachEngine('billing with Stripe', (engine) => {
     assert.match(body.checkout_url, /^https:\/\/checkout\.stripe\.com\/c\/pay\/cs_test_/);
     const sent = fake.requests.findLast((r) => r.path === '/v1/checkout/sessions')!;
     const checkoutId = sent.form.get('metadata[atrium_checkout_id]')!;
+    const session = body.checkout_url.split('/').at(-1) as string;
     assert.deepEqual([sent.form.get('mode'), sent.form.get('line_items[0][price_data][recurring][interval]'), sent.form.get('line_items[0][price_data][unit_amount]'), sent.form.get('subscription_data[metadata][atrium_checkout_id]')],
       ['subscription', 'month', '2000', checkoutId], 'ATRIUM_BILLING_SUBSCRIPTION_CREDITS (20) a month');
     assert.equal(sent.idempotencyKey, `checkout:${checkoutId}`);
     assert.equal((await call(service, 'GET', `${base(t)}/subscription`, { token: t.apiKey })).body.subscription, null, 'nothing before it is paid');
 
     // A subscription checkout has no payment intent of its own; the event arrives twice.
-    const event = { ...completed('evt_sub', checkoutId, 'unused'), data: { object: { id: 'cs_test_sub', object: 'checkout.session', mode: 'subscription', payment_status: 'paid', status: 'complete', subscription: 'sub_1', metadata: { atrium_checkout_id: checkoutId } } } };
+    const event = completed('evt_sub', { id: checkoutId, session, cents: 2000 }, 'unused', { mode: 'subscription', payment_intent: null, subscription: 'sub_1' });
     for (const answer of await Promise.all([deliver(event), deliver(event)])) assert.equal(answer.status, 200, JSON.stringify(answer.body));
     assert.equal((await balanceOf(t)).balance, 20);
     const subscription = (await call(service, 'GET', `${base(t)}/subscription`, { token: t.apiKey })).body.subscription;
@@ -146,8 +158,8 @@ forEachEngine('billing with Stripe', (engine) => {
 
   test('a declined off-session charge is recorded as a failure and credits nothing', async () => {
     const t = await createTenant(service, 'stripe-declined');
-    const checkoutId = await buyCredits(t, 1);
-    assert.equal((await deliver(completed('evt_declining', checkoutId, 'pi_declining'))).status, 200);
+    const checkout = await buyCredits(t, 1);
+    assert.equal((await deliver(completed('evt_declining', checkout, 'pi_declining'))).status, 200);
     assert.equal((await balanceOf(t)).balance, 1);
     await call(service, 'POST', `${base(t)}/recharge`, { token: t.apiKey, json: { enabled: true, amount: 10, threshold: 5 } });
     await eventually(async () => fake.requests.some((r) => r.path === '/v1/payment_intents' && r.form.get('payment_method') === 'pm_card_chargeDeclined'));
@@ -162,7 +174,44 @@ forEachEngine('billing with Stripe', (engine) => {
   test('an event of another type, or for no Atrium checkout, changes nothing', async () => {
     const other = await deliver({ id: 'evt_other', object: 'event', type: 'customer.created', data: { object: { id: 'cus_2' } } });
     assert.deepEqual([other.status, other.body.processed], [200, 0]);
-    const foreign = await deliver({ ...completed('evt_foreign', 'not-ours', 'pi_1'), data: { object: { id: 'cs_x', payment_status: 'paid', metadata: {} } } });
+    const foreign = await deliver({ ...completed('evt_foreign', { id: 'not-ours', session: 'cs_x', cents: 100 }, 'pi_1'), data: { object: { id: 'cs_x', payment_status: 'paid', metadata: {} } } });
     assert.deepEqual([foreign.status, foreign.body.processed], [200, 0]);
+  });
+
+  test('a paid event is credited only when its session, amount and currency are its checkout\'s', async () => {
+    const t = await createTenant(service, 'stripe-mismatch');
+    const checkout = await buyCredits(t, 3);
+    const other = await buyCredits(t, 1);
+    // Signed events that name the checkout but claim another payment: each is answered (Stripe would
+    // retry anything else) and credits nothing.
+    const claims: [string, Record<string, unknown>][] = [
+      ['evt_cent', { amount_total: 1 }],
+      ['evt_eur', { currency: 'eur' }],
+      ['evt_other_session', { id: other.session }],
+      ['evt_no_amount', { amount_total: null }],
+    ];
+    for (const [eventId, paid] of claims) {
+      const answer = await deliver(completed(eventId, checkout, 'pi_1', paid));
+      assert.deepEqual([answer.status, answer.body.processed], [200, 0], eventId);
+    }
+    assert.equal((await balanceOf(t)).balance, 0);
+    // The true event credits once; the same payment under an id seen before with a false claim, nothing more.
+    assert.deepEqual((await deliver(completed('evt_true', checkout, 'pi_1'))).body.processed, 1);
+    assert.deepEqual((await deliver(completed('evt_cent', checkout, 'pi_1'))).body.processed, 0);
+    assert.equal((await balanceOf(t)).balance, 3);
+  });
+
+  test('a checkout the local provider opened before the switch to Stripe cannot be paid', async () => {
+    const t = await createTenant(service, 'stripe-switched');
+    // The row a server on the local provider left: an open checkout for 100,000 credits.
+    const id = randomUUID();
+    await service.ctx.db.execute(sql`
+      insert into billing_checkouts (id, project_id, kind, amount_micros, quantity, success_url, cancel_url, provider, provider_ref)
+      values (${id}::uuid, ${t.projectId}::uuid, 'credits', 100000000000, 100000, 'https://app.example/ok', 'https://app.example/no', 'local', ${`local_cs_${id}`})`);
+    const page = `${service.url}/billing/checkout/${id}`;
+    assert.equal((await fetch(page)).status, 404);
+    const paid = await fetch(page, { method: 'POST', redirect: 'manual', body: new URLSearchParams({ action: 'confirm', card: '4242424242424242' }) });
+    assert.equal(paid.status, 404);
+    assert.equal((await balanceOf(t)).balance, 0);
   });
 });

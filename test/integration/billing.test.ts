@@ -17,6 +17,7 @@ import { adjust, priceSessions, priceUsage, priceUsages, reverse, verifyLedger, 
 import { rowsOf } from '../../src/platform/db/rows.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/llm-upstream.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
+import { LOCAL_PAYMENTS_ENV } from '../support/payments.ts';
 import { eventually } from '../support/webhooks.ts';
 
 /** Prices chosen so that costs are easy to compute by hand (micros per token = the per-million price). */
@@ -63,6 +64,7 @@ forEachEngine('billing', (engine) => {
       ATRIUM_BILLING_PRICES_FILE: join(dir, 'prices.json'),
       ATRIUM_BILLING_ENFORCED: 'true',
       ATRIUM_BILLING_CALL_RESERVE: String(RESERVE_MICROS),
+      ...LOCAL_PAYMENTS_ENV,
     });
     tenant = await createTenant(service, 'billing');
   });
@@ -140,7 +142,7 @@ forEachEngine('billing', (engine) => {
       assert.equal(before.reserved, 0, 'the reservations were released when the calls were priced');
       // The same usage record again (a replayed event or job): nothing changes.
       const replay: CallUsage = {
-        request_id: requestId!, provider: 'openai', endpoint: '/v1/chat/completions', model: 'fake-chat', usage_source: 'provider',
+        request_id: requestId!, provider: 'openai', endpoint: '/v1/chat/completions', model: 'fake-chat', usage_source: 'provider', requested_model: null, request_bytes: 0, max_output_tokens: null, choices: 1,
         usage: { input_tokens: 8, cached_input_tokens: 3, cache_write_tokens: 0, output_tokens: 7, reasoning_tokens: 2 }, user: null, annotations: {}, started_at: new Date().toISOString(),
       };
       assert.equal(await service.ctx.db.transaction((tx) => priceUsage(service.ctx, tx, tenant.projectId, replay)), false);
@@ -362,7 +364,7 @@ forEachEngine('billing', (engine) => {
 
   describe('usage report', () => {
     const use = (t: Tenant, id: string, model: string, at: string, input: number, output: number, user: string | null = null, room?: string) => service.ctx.db.transaction((tx) => priceUsage(service.ctx, tx, t.projectId, {
-      request_id: id, provider: 'openai', endpoint: '/v1/chat/completions', model, usage_source: 'provider',
+      request_id: id, provider: 'openai', endpoint: '/v1/chat/completions', model, usage_source: 'provider', requested_model: null, request_bytes: 0, max_output_tokens: null, choices: 1,
       usage: { input_tokens: input, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: output, reasoning_tokens: 0 }, user, annotations: room ? { room } : {}, started_at: at,
     }));
     const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
@@ -414,7 +416,7 @@ forEachEngine('billing', (engine) => {
     test('priced together (as a settlement prices its jobs) or one by one: the same ledger and report; a duplicate in the batch counts once', async () => {
       const [alone, together, other] = [await createTenant(service, 'alone'), await createTenant(service, 'together'), await createTenant(service, 'other')];
       const usage = (n: number, model: string, at: string, input: number, output: number): CallUsage => ({
-        request_id: uuid(n), provider: 'openai', endpoint: '/v1/chat/completions', model, usage_source: 'provider',
+        request_id: uuid(n), provider: 'openai', endpoint: '/v1/chat/completions', model, usage_source: 'provider', requested_model: null, request_bytes: 0, max_output_tokens: null, choices: 1,
         usage: { input_tokens: input, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: output, reasoning_tokens: 0 }, user: null, annotations: {}, started_at: at,
       });
       const calls = [usage(101, 'model-a', '2026-02-02T10:00:00Z', 1, 1), usage(102, 'model-a', '2026-02-02T10:30:00Z', 2, 0), usage(103, 'model-b-1', '2026-02-03T00:00:00Z', 1, 0)];

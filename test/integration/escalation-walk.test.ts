@@ -21,6 +21,7 @@ import { PROJECT_ROLES } from '../../src/platform/http/roles.ts';
 import { FULL_SCOPE } from '../../src/modules/participant-tokens/service.ts';
 import { startFakeUpstream, type FakeUpstream } from '../support/llm-upstream.ts';
 import { EMAIL_LOGIN_ENV, FormBrowser, authorizationRequest, discover, insertClient, signInAndConsent } from '../support/oauth.ts';
+import { LOCAL_PAYMENTS_ENV } from '../support/payments.ts';
 import { apiRoutes, fillPath, type RouteInfo } from '../support/routes.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, type Response, type Tenant, type TestService } from '../support/service.ts';
 import { createFixtures, fingerprint, paramValue, validBody, type FixtureValues } from '../support/walk.ts';
@@ -120,6 +121,7 @@ forEachEngine('escalation walk', (engine) => {
     // No background work: every row change comes from a request.
     service = await startTestService(engine, {
       ...EMAIL_LOGIN_ENV,
+      ...LOCAL_PAYMENTS_ENV,
       ATRIUM_OPENAI_BASE_URL: `${upstream.url}/v1`, ATRIUM_OPENAI_API_KEY: 'sk-operator',
       ATRIUM_ANTHROPIC_BASE_URL: upstream.url, ATRIUM_ANTHROPIC_API_KEY: 'sk-operator',
     }, { workers: () => [] });

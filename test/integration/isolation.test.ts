@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
+import { LOCAL_PAYMENTS_ENV } from '../support/payments.ts';
 import { apiRoutes, pathParams, type RouteInfo } from '../support/routes.ts';
 import { createFixtures, fingerprint, isProtocolError, missingParams, routePath, validBody, type FixtureValues } from '../support/walk.ts';
 
@@ -34,7 +35,7 @@ forEachEngine('tenant isolation walk', (engine) => {
 
   before(async () => {
     // No background work: every row change must come from a request.
-    service = await startTestService(engine, {}, { workers: () => [] });
+    service = await startTestService(engine, LOCAL_PAYMENTS_ENV, { workers: () => [] });
     [a, b, c] = [await createTenant(service, 'walk-a'), await createTenant(service, 'walk-b'), await createTenant(service, 'walk-c')];
     aValues = await createFixtures(service, a);
     bValues = await createFixtures(service, b);

@@ -159,7 +159,7 @@ forEachEngine('LLM proxy', (engine) => {
       const cut = await client.chat.completions.create({ model: 'fake-cut', stream: true, messages: [] }).withResponse();
       await assert.rejects(async () => { for await (const _chunk of cut.data) { /* until the cut */ } });
       const row = await usageOf(cut.response.headers.get('atrium-request-id'));
-      assert.deepEqual([row.outcome, row.usage_source], ['upstream_cut', 'none']);
+      assert.deepEqual([row.outcome, row.usage_source], ['upstream_cut', 'missing']);
     });
 
     test('a plain answer is sent whole with its length; one over 1 MiB is streamed as it comes; one cut short is a 502', async () => {
@@ -183,7 +183,7 @@ forEachEngine('LLM proxy', (engine) => {
       });
       const cut = await eventually(async () => rowsOf<UsageRow>(await service.ctx.db.execute(sql`
         select * from llm_usage where project_id = ${tenant.projectId}::uuid and model = 'fake-cut-plain'`))[0]);
-      assert.deepEqual([cut.status, cut.outcome, cut.usage_source], [502, 'upstream_cut', 'none']);
+      assert.deepEqual([cut.status, cut.outcome, cut.usage_source], [502, 'upstream_cut', 'missing']);
     });
 
     test('a client that aborts a stream takes the upstream call with it; what was seen is recorded', async () => {
@@ -214,7 +214,7 @@ forEachEngine('LLM proxy', (engine) => {
       );
       await eventually(async () => upstream.aborted > abortedBefore);
       const row = await eventually(async () => rowsOf<UsageRow>(await service.ctx.db.execute(sql`select * from llm_usage where project_id = ${tenant.projectId}::uuid and model = ${model}`))[0]);
-      assert.deepEqual([row.status, row.outcome, row.usage_source, row.ttfb_ms], [499, 'client_aborted', 'none', null]);
+      assert.deepEqual([row.status, row.outcome, row.usage_source, row.ttfb_ms], [499, 'client_aborted', 'missing', null]);
     });
   });
 
@@ -329,7 +329,7 @@ forEachEngine('LLM proxy', (engine) => {
     const row = await usageOf(response.headers.get('atrium-request-id'));
     const record = (requestId: string, inputTokens: number) => ({
       projectId: tenant.projectId, request_id: requestId, provider: 'openai', endpoint: '/v1/embeddings', model: 'fake-embed', stream: false, status: 200,
-      outcome: 'completed', usage_source: 'provider', usage: { input_tokens: inputTokens, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: 0, reasoning_tokens: 0 },
+      outcome: 'completed', usage_source: 'provider', requested_model: 'fake-embed', request_bytes: 0, max_output_tokens: null, choices: 1, usage: { input_tokens: inputTokens, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: 0, reasoning_tokens: 0 },
       latency_ms: 1, ttfb_ms: null, credential: { kind: 'api_key', id: 'replay' }, user: null, client: null, participant: null, upstream_request_id: null,
       annotations: { batch: 'yes' }, started_at: new Date().toISOString(),
     });
@@ -353,6 +353,22 @@ forEachEngine('LLM proxy', (engine) => {
       select 1 from events where type = 'llm.call.completed' and data->>'request_id' = any(${`{${ids.join(',')}}`}::text[])`)).length === 20);
   });
 
+  test('without enforcement a model without a price is still served, recorded at no cost and flagged unpriced in the ledger and the usage report', async () => {
+    const t = await createTenant(service, 'llm-unpriced');
+    const { response } = await openai(t.apiKey).chat.completions.create({ model: 'fake-unpriced', messages: [{ role: 'user', content: 'Hi' }] }).withResponse();
+    const requestId = response.headers.get('atrium-request-id');
+    const debit = await eventually(async () => ((await call(service, 'GET', `/accounts/projects/${t.projectId}/transactions`, { token: t.apiKey })).body.transactions as any[]).find((e) => e.reference === requestId));
+    assert.deepEqual([debit.amount, debit.description], [0, 'openai fake-unpriced: 8 input, 3 cached input, 5 output, 2 reasoning, 1 request (unpriced: no price for this model)']);
+    const { body } = await call(service, 'GET', `/accounts/projects/${t.projectId}/usage?interval=day&report=model`, { token: t.apiKey });
+    assert.deepEqual(body.unpriced, [{ provider: 'openai', model: 'fake-unpriced', requests: 1 }]);
+    assert.equal(body.usage.find((r: any) => r.model === 'fake-unpriced' && r.requests === 1).unpriced_requests, 1);
+    // Whole UTC days read the daily rollup: the same.
+    const today = new Date().toISOString().slice(0, 10);
+    const tomorrow = new Date(Date.parse(today) + 86_400_000).toISOString().slice(0, 10);
+    const daily = await call(service, 'GET', `/accounts/projects/${t.projectId}/usage?start=${today}T00:00:00Z&end=${tomorrow}T00:00:00Z&report=model`, { token: t.apiKey });
+    assert.deepEqual(daily.body.unpriced, [{ provider: 'openai', model: 'fake-unpriced', requests: 1 }]);
+  });
+
   test('an upstream that sends no answer within ATRIUM_LLM_TIMEOUT_SECONDS: 504 in the provider\'s shape, the request given up, the call recorded', async () => {
     const patient = await startTestService(engine, { ATRIUM_OPENAI_BASE_URL: `${upstream.url}/v1`, ATRIUM_OPENAI_API_KEY: OPENAI_KEY, ATRIUM_LLM_TIMEOUT_SECONDS: '1' });
     try {
@@ -364,7 +380,7 @@ forEachEngine('LLM proxy', (engine) => {
         error instanceof OpenAI.APIError && error.status === 504 && (error.error as { code?: string }).code === 'upstream_timeout');
       await eventually(async () => upstream.aborted > abortedBefore);
       const row = await eventually(async () => rowsOf<UsageRow>(await patient.ctx.db.execute(sql`select * from llm_usage where project_id = ${own.projectId}::uuid`))[0]);
-      assert.deepEqual([row.status, row.outcome, row.usage_source], [504, 'upstream_error', 'none']);
+      assert.deepEqual([row.status, row.outcome, row.usage_source], [504, 'upstream_error', 'missing']);
     } finally {
       await patient.stop();
     }

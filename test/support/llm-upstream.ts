@@ -9,12 +9,18 @@
 //   fake-cut          a stream whose connection is cut before its terminal event
 //   fake-slow         a stream whose deltas come 200 ms apart (for client aborts)
 //   fake-large        a plain chat completion of about 1.5 MB, sent in 64 KB writes
+//   fake-huge         a plain chat completion of 17 MiB (past the 16 MiB the proxy once read usage
+//                     from), and a Responses stream whose `response.completed` event is 1.2 MiB
+//                     (past the 1 MiB the proxy once held of an event)
+//   fake-no-usage     a chat completion (plain or streamed) that reports no usage
 //   fake-cut-plain    a plain chat completion whose connection is cut halfway through its body
 //   fake-wait-<ms>    a normal answer that starts after <ms> milliseconds ± 20 % (uniform), as a
 //                     model thinks: the benchmark's callers at a model's pace, not in lockstep;
 //                     `openai-processing-ms` says how long it waited
 //
-// Every request is recorded (method, path, headers, parsed body).
+// `answeredModels` maps a model asked for to the name answers give, as providers answer with a
+// dated snapshot (`gpt-4o` → `gpt-4o-2024-08-06`). `/v1/responses/compact` answers a compaction with
+// its usage. Every request is recorded (method, path, headers, parsed body).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -56,8 +62,8 @@ const anthropicStartUsage = { input_tokens: FAKE_USAGE.input, cache_read_input_t
 async function chat(req: UpstreamRequest, res: ServerResponse, model: string) {
   const withTools = Array.isArray(req.body.tools) && req.body.tools.length > 0;
   const id = 'chatcmpl-fake';
-  if (!req.body.stream && (model === 'fake-large' || model === 'fake-cut-plain')) {
-    const content = model === 'fake-large' ? 'x'.repeat(1_500_000) : 'Hello from the fake.';
+  if (!req.body.stream && (model === 'fake-large' || model === 'fake-huge' || model === 'fake-cut-plain')) {
+    const content = model === 'fake-large' ? 'x'.repeat(1_500_000) : model === 'fake-huge' ? 'x'.repeat(17 * 1024 * 1024) : 'Hello from the fake.';
     const body = Buffer.from(JSON.stringify({ id, object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop', logprobs: null }], usage: openaiUsage }));
     res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req_fake_1' });
     if (model === 'fake-cut-plain') {
@@ -68,13 +74,16 @@ async function chat(req: UpstreamRequest, res: ServerResponse, model: string) {
     for (let at = 0; at < body.length; at += 65_536) res.write(body.subarray(at, at + 65_536));
     return res.end();
   }
+  if (!req.body.stream && model === 'fake-no-usage') {
+    return json(res, 200, { id, object: 'chat.completion', created: 1, model, choices: [{ index: 0, message: { role: 'assistant', content: 'Hello from the fake.' }, finish_reason: 'stop', logprobs: null }] });
+  }
   if (!req.body.stream) {
     const message = withTools
       ? { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: req.body.tools[0].function.name, arguments: '{"city":"Paris"}' } }] }
       : { role: 'assistant', content: 'Hello from the fake.' };
     return json(res, 200, { id, object: 'chat.completion', created: 1, model, choices: [{ index: 0, message, finish_reason: withTools ? 'tool_calls' : 'stop', logprobs: null }], usage: openaiUsage });
   }
-  const includeUsage = req.body.stream_options?.include_usage === true;
+  const includeUsage = req.body.stream_options?.include_usage === true && model !== 'fake-no-usage';
   res.writeHead(200, { 'content-type': 'text/event-stream', 'x-request-id': 'req_fake_stream' });
   const chunk = (delta: unknown, finish: string | null = null) => ({ id, object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }], ...(includeUsage ? { usage: null } : {}) });
   res.write(': keep-alive comment\n\n');
@@ -105,12 +114,14 @@ async function chat(req: UpstreamRequest, res: ServerResponse, model: string) {
 }
 
 function responses(req: UpstreamRequest, res: ServerResponse, model: string) {
-  const response = (status: string, usage: unknown) => ({ id: 'resp_fake', object: 'response', created_at: 1, status, model, output: status === 'completed' ? [{ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hi.', annotations: [] }] }] : [], usage });
+  // The API echoes the request's instructions in every response object: for fake-huge, 1.2 MiB of them.
+  const instructions = model === 'fake-huge' ? 'i'.repeat(1.2 * 1024 * 1024) : req.body.instructions ?? null;
+  const response = (status: string, usage: unknown) => ({ id: 'resp_fake', object: 'response', created_at: 1, status, instructions, model, output: status === 'completed' ? [{ type: 'message', id: 'msg_1', status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: 'Hi.', annotations: [] }] }] : [], usage });
   if (!req.body.stream) return json(res, 200, response('completed', responsesUsage));
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   let n = 0;
   const event = (type: string, data: Record<string, unknown>) => sse(res, type, { type, sequence_number: n++, ...data });
-  event('response.created', { response: response('in_progress', null) });
+  event('response.created', { response: { ...response('in_progress', null), instructions: null } });
   event('response.output_text.delta', { item_id: 'msg_1', output_index: 0, content_index: 0, delta: 'Hi.', logprobs: [] });
   event('response.completed', { response: response('completed', responsesUsage) });
   res.end();
@@ -149,7 +160,7 @@ async function messages(req: UpstreamRequest, res: ServerResponse, model: string
   res.end();
 }
 
-export async function startFakeUpstream(): Promise<FakeUpstream> {
+export async function startFakeUpstream(options: { answeredModels?: Record<string, string> } = {}): Promise<FakeUpstream> {
   const requests: UpstreamRequest[] = [];
   const state = { aborted: 0 };
   const server: Server = createServer((incoming, res) => {
@@ -163,7 +174,8 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
         if (!res.writableFinished) state.aborted += 1;
       });
       const anthropic = 'x-api-key' in incoming.headers;
-      const model = String(req.body.model ?? '');
+      const asked = String(req.body.model ?? '');
+      const model = options.answeredModels?.[asked] ?? asked;
       if (model === 'fake-429') {
         const headers = { 'retry-after': '7', 'x-ratelimit-remaining-requests': '0', 'anthropic-ratelimit-requests-remaining': '0' };
         return anthropic
@@ -182,6 +194,9 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
         }
         if (path === '/v1/chat/completions') return chat(req, res, model);
         if (path === '/v1/responses') return responses(req, res, model);
+        if (path === '/v1/responses/compact') {
+          return json(res, 200, { id: 'cmp_fake', object: 'response.compaction', created_at: 1, output: [{ type: 'compaction', id: 'cmp_item_1', encrypted_content: 'opaque' }], usage: responsesUsage });
+        }
         if (path === '/v1/responses/input_tokens') return json(res, 200, { object: 'response.input_tokens', input_tokens: FAKE_USAGE.input });
         if (path === '/v1/embeddings') return json(res, 200, { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.1, 0.2] }], model, usage: { prompt_tokens: FAKE_USAGE.input, total_tokens: FAKE_USAGE.input } });
         if (path === '/v1/messages') return messages(req, res, model);

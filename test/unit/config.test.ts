@@ -162,6 +162,17 @@ test('an instance without background work needs PostgreSQL, where other instance
   assert.match(configError({ ATRIUM_JOBS_WORKER: 'sometimes', DATABASE_URL: 'postgres://db/atrium' }), /ATRIUM_JOBS_WORKER/);
 });
 
+test('the payment provider: the local test provider is the embedded default, none with PostgreSQL, and local there only when allowed', () => {
+  const pg = { DATABASE_URL: 'postgres://db/atrium' };
+  assert.equal(loadConfig({}).billing.paymentProvider, 'local');
+  assert.equal(loadConfig(pg).billing.paymentProvider, 'none', 'nobody buys credits with a test card on a shared server');
+  assert.equal(loadConfig({ ...pg, ATRIUM_BILLING_ENFORCED: 'true' }).billing.paymentProvider, 'none');
+  assert.match(configError({ ...pg, ATRIUM_PAYMENT_PROVIDER: 'local' }), /ATRIUM_PAYMENT_PROVIDER=local takes test cards for credits: with DATABASE_URL it needs ATRIUM_PAYMENT_LOCAL_ALLOWED=true/);
+  assert.equal(loadConfig({ ...pg, ATRIUM_PAYMENT_PROVIDER: 'local', ATRIUM_PAYMENT_LOCAL_ALLOWED: 'true' }).billing.paymentProvider, 'local');
+  assert.equal(loadConfig({ ATRIUM_PAYMENT_PROVIDER: 'none' }).billing.paymentProvider, 'none');
+  assert.match(configError({ ATRIUM_PAYMENT_PROVIDER: 'paypal' }), /ATRIUM_PAYMENT_PROVIDER/);
+});
+
 test('the development mailbox is refused on an address that serves the network', () => {
   for (const host of ['0.0.0.0', '::', '192.168.1.10', 'atrium.example.com', '::ffff:10.0.0.1']) {
     const message = configError({ HOST: host });

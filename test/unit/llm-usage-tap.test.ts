@@ -145,3 +145,29 @@ test('an event over a MiB is passed on in pieces as it comes, and the usage afte
   assert.equal(Buffer.concat(out).toString('utf8'), sse(chatChunk('a')) + huge + sse('[DONE]'));
   assert.equal(usageTap.state.usage?.output_tokens, 4);
 });
+
+test('usage is read from a streamed event over a MiB (a Responses terminal event echoing its instructions), in any pieces, and from a plain answer over 16 MiB', async () => {
+  const response = { id: 'r', object: 'response', status: 'completed', instructions: 'i'.repeat(1.2 * 1024 * 1024), model: 'gpt-4o-2024-08-06', output: [], usage: { input_tokens: 12, output_tokens: 5, input_tokens_details: { cached_tokens: 2 } } };
+  const events = [sse({ type: 'response.created', response: { ...response, instructions: null, usage: null } }, 'response.created'), sse({ type: 'response.completed', response }, 'response.completed')];
+  for (const size of [1000, 64 * 1024, 3 * 1024 * 1024]) {
+    const bytes = Buffer.from(events.join(''));
+    const chunks = [];
+    for (let at = 0; at < bytes.length; at += size) chunks.push(bytes.subarray(at, at + size).toString('latin1'));
+    const usageTap = new UsageTap({ provider: 'openai', endpoint: '/v1/responses', streamed: true, stripUsageChunk: false });
+    const ended = new Promise((resolve) => usageTap.on('end', resolve));
+    usageTap.resume();
+    for (const chunk of chunks) usageTap.write(Buffer.from(chunk, 'latin1'));
+    usageTap.end();
+    await ended;
+    assert.deepEqual([usageTap.state.terminal, usageTap.state.model, usageTap.state.usage?.input_tokens, usageTap.state.usage?.output_tokens], [true, 'gpt-4o-2024-08-06', 10, 5], `pieces of ${size}`);
+  }
+
+  const plain = Buffer.from(JSON.stringify({ id: 'c', model: 'gpt-4o-mini-2024-07-18', choices: [{ message: { content: 'x'.repeat(17 * 1024 * 1024) } }], usage: { prompt_tokens: 3, completion_tokens: 4 } }));
+  const usageTap = new UsageTap({ provider: 'openai', endpoint: '/v1/chat/completions', streamed: false, stripUsageChunk: false });
+  const ended = new Promise((resolve) => usageTap.on('end', resolve));
+  usageTap.resume();
+  for (let at = 0; at < plain.length; at += 64 * 1024) usageTap.write(plain.subarray(at, at + 64 * 1024));
+  usageTap.end();
+  await ended;
+  assert.deepEqual([usageTap.state.model, usageTap.state.usage?.output_tokens], ['gpt-4o-mini-2024-07-18', 4]);
+});

@@ -1,12 +1,13 @@
 // Billing and usage: a prepaid wallet per project with an append-only ledger, prices for LLM proxy
 // calls and room-session minutes, admission against the balance, auto-recharge, checkouts (local
-// test provider, Stripe), and usage reports from an hourly rollup. docs/billing.md.
+// test provider, Stripe), and usage reports from hourly and daily rollups. docs/billing.md.
 import type { Module } from '../../module.ts';
-import { billingRoutes } from './routes.ts';
-import { admitCall } from './service.ts';
 import { handles } from '../../platform/jobs/types.ts';
 import { priceJob, rechargeJob, sessionPriceJob } from './jobs.ts';
-import { priceHandler, rechargeHandler, reservationSweep, sessionPriceHandler, usageConsumers } from './usage.ts';
+import { rechargeHandler } from './payments/service.ts';
+import { priceHandler, reservationSweep, sessionPriceHandler, usageConsumers } from './pricing/consumers.ts';
+import { admitCall } from './pricing/service.ts';
+import { billingRoutes } from './routes.ts';
 
 export const billingModule: Module = {
   name: 'billing',

@@ -1,12 +1,17 @@
 // The billing module's job types (their handlers are paired with them in index.ts).
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { defineJob } from '../../platform/jobs/types.ts';
 import { LlmCall } from '../llm-proxy/events.ts';
 
 const Uuid = Type.String({ format: 'uuid' });
 
 /** What a pricing job carries of its call's event: the fields pricing reads, and no more. */
-export const PricedCall = Type.Pick(LlmCall, ['request_id', 'provider', 'endpoint', 'model', 'usage_source', 'usage', 'user', 'annotations', 'started_at']);
+export const PricedCall = Type.Pick(LlmCall, [
+  'request_id', 'provider', 'endpoint', 'model', 'requested_model', 'usage_source', 'usage', 'request_bytes', 'max_output_tokens', 'choices', 'user', 'annotations', 'started_at',
+]);
+
+/** What billing reads of an `llm.call.completed` event. */
+export type CallUsage = Static<typeof PricedCall>;
 
 /** Pricing one LLM proxy call, keyed by its event (queued once per call). */
 export const priceJob = defineJob({

@@ -76,7 +76,7 @@ export const UsageQuery = Type.Object({
   room: Text('Only this room (the `room` annotation of the calls)'),
   provider: Text('Only this provider'),
   model: Text('Only this model'),
-  usage_type: Text('Only this usage type: input, cached_input, cache_write, output, reasoning, request, session_minute, llm_proxy_surcharge'),
+  usage_type: Text('Only this usage type: input, cached_input, cache_write, output, reasoning, request, session_minute, llm_proxy_surcharge, unreported'),
   annotations: Text('Accepted for SDK compatibility; not used for filtering'),
   client: Text('Accepted for SDK compatibility; not used for filtering'),
 });
@@ -89,11 +89,14 @@ export const UsageReport = Type.Object({
     room: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     usage_type: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     requests: Type.Integer(),
+    unpriced_requests: Type.Integer({ description: 'Calls of the bucket priced without a price for their model (recorded at no cost unless they reserved)' }),
+    estimated_requests: Type.Integer({ description: 'Calls of the bucket whose provider reported no usage, billed what they reserved (usage type `unreported`)' }),
     quantities: Type.Record(Type.String(), Type.Number(), { description: 'Units by usage type (tokens; calls for `request`)' }),
     costs: Type.Record(Type.String(), Type.Number(), { description: 'Cost by usage type' }),
     cost: Type.Number(),
     total: Type.Number({ description: 'The same as cost' }),
   })),
+  unpriced: Type.Array(Type.Object({ provider: Type.String(), model: Type.String(), requests: Type.Integer() }), { description: 'Models called in the range without a price, with how many calls' }),
   currency: Type.String(),
   interval: Type.String(),
   start: Type.String(),
@@ -106,7 +109,15 @@ export const Pricing = Type.Object({
   source: Type.Union([Type.String(), Type.Null()]),
   unit: Type.String(),
   llm_proxy_surcharge_rate: Type.Number(),
-  prices: Type.Array(Type.Record(Type.String(), Type.Union([Type.String(), Type.Number(), Type.Null()]))),
+  default_max_output_tokens: Type.Integer({ description: 'The output a call of a model whose entry declares no maximum can reserve' }),
+  prices: Type.Array(Type.Object({
+    provider: Type.String(),
+    model: Type.String({ description: 'An exact name, or a prefix ending in `*` (`*` alone: the provider\'s fallback price)' }),
+    aliases: Type.Array(Type.String(), { description: 'Other names priced as this model' }),
+    max_output_tokens: Type.Union([Type.Integer(), Type.Null()], { description: 'The most output one answer can have: what a call without `max_tokens` reserves' }),
+    effective_from: Type.Union([Type.String(), Type.Null()]),
+    effective_to: Type.Union([Type.String(), Type.Null()]),
+  }, { additionalProperties: Type.Number({ description: 'Price per 1,000,000 units of this usage type' }) })),
 });
 
 export const CheckoutParams = Type.Object({ checkout_id: Type.String({ format: 'uuid', maxLength: 36 }) });

@@ -1,21 +1,24 @@
-// Forwarding one call to the provider: the caller's request goes upstream with the operator's
-// credential in place of the caller's (and `stream_options.include_usage` added to OpenAI chat
-// streams); a streamed answer comes back as it arrives, byte for byte, through a tap that reads its
-// usage, and a plain one is read whole (up to WHOLE_ANSWER_BYTES) and sent in one write. Once the
-// answer is over — completed, cut, or abandoned by the client — one usage record is written, with
-// the call's event for LLM loggers, outside the response path.
+// Forwarding one call to the provider, as an object with one method per phase: `admit` (the
+// participant's model, then billing's admission through ctx.admission), `send` (the caller's request
+// upstream with the operator's credential in place of the caller's, and `stream_options.include_usage`
+// added to OpenAI chat streams), `relayPlain` (a plain answer read whole, up to WHOLE_ANSWER_BYTES, and
+// sent in one write) or `relayStream` (a stream, or a larger answer, passed on as it arrives through
+// a tap that reads its usage), and `settle`: once the call is over — completed, cut, refused by the
+// upstream or abandoned by the client — the one place its usage record is written, with the call's
+// event, outside the response path. How it ended is decided by `classify` (outcome.ts).
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { errors as undiciErrors, type Dispatcher } from 'undici';
 import type { AppContext } from '../../context.ts';
 import { accessOf, callerOf, type Principal } from '../../platform/http/auth.ts';
-import { apiError, forbidden } from '../../platform/http/errors.ts';
+import { apiError, forbidden, type ApiError } from '../../platform/http/errors.ts';
 import { HttpExchange, type HttpAnswer } from '../../platform/http/exchange.ts';
 import { apiScopeOf } from '../participant-tokens/service.ts';
 import type { CallRecord } from './store.ts';
 import type { Upstream } from './upstream.ts';
-import { modelAllowed, NO_USAGE, plainAnswerState, UsageTap, type Provider, type TapState } from './usage.ts';
+import { classify, type CallEnd, type Ending } from './outcome.ts';
+import { isMetered, modelAllowed, NO_USAGE, plainAnswerState, UsageTap, type Provider, type TapState } from './usage.ts';
 
 /** Request headers a client may send on to the provider; everything else (credentials above all) stays here. */
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'anthropic-version', 'anthropic-beta', 'openai-beta', 'idempotency-key', 'user-agent'];
@@ -154,143 +157,232 @@ function gather(body: Readable, limit: number): Promise<Gathered> {
 /** Writes a call's usage record (and its event); resolves once written. */
 export type Recorder = (record: CallRecord) => Promise<void>;
 
-/** Sends a call upstream and the answer back; records the call once the answer is over. */
-export async function forward(ctx: AppContext, upstream: Upstream | undefined, recorder: Recorder, call: ProxiedCall, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  if (!upstream) throw apiError('llm_provider_unavailable', { provider: call.provider === 'openai' ? 'OpenAI' : 'Anthropic' });
-  const principal = callerOf(request);
-  const model = typeof (request.body as { model?: unknown } | undefined)?.model === 'string' ? (request.body as { model: string }).model : undefined;
-  if (principal.kind === 'participant' && !modelAllowed((apiScopeOf(principal.grants)?.llm as { models?: unknown } | undefined)?.models, call.provider, model)) {
-    throw forbidden(`The participant token does not allow the model ${call.provider}/${model ?? ''}`);
-  }
-  const requestId = randomUUID();
-  // Billing's admission: the balance must cover the call (402 otherwise, when billing is enforced).
-  const parsed = request.body as Record<string, unknown> | undefined;
-  const maxTokens = [parsed?.max_tokens, parsed?.max_completion_tokens, parsed?.max_output_tokens].find((v): v is number => typeof v === 'number' && Number.isInteger(v) && v > 0);
-  await ctx.admission.admit({ projectId: accessOf(request).projectId, requestId, provider: call.provider, model, bodyBytes: rawBodies.get(request)?.length ?? 0, maxTokens });
-  const started = performance.now();
-  const startedAt = new Date();
-  const { body, stripUsageChunk } = upstreamBody(request, call);
-  const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?')) : '';
-  const base: Omit<CallRecord, 'status' | 'outcome' | 'usage_source' | 'usage' | 'latency_ms' | 'ttfb_ms' | 'upstream_request_id' | 'model' | 'stream'> = {
-    projectId: accessOf(request).projectId,
-    request_id: requestId,
-    provider: call.provider,
-    endpoint: call.endpoint,
-    ...who(principal),
-    annotations: annotationsOf(request),
-    started_at: startedAt.toISOString(),
-  };
-  const record = (fields: Pick<CallRecord, 'status' | 'outcome' | 'usage_source' | 'usage' | 'ttfb_ms' | 'upstream_request_id' | 'model' | 'stream'>) => {
-    void recorder({ ...base, ...fields, latency_ms: Math.round(performance.now() - started) })
-      .catch((error: unknown) => ctx.log.error({ err: error, requestId }, 'llm proxy: the usage record could not be written'));
-  };
+/** The positive integer a body gives a field, if it does. */
+const positiveInteger = (value: unknown): number | undefined => (typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined);
 
-  // A client that leaves takes the upstream request with it.
-  const exchange = new HttpExchange(upstream.pool, {
-    method: request.method as Dispatcher.HttpMethod,
-    path: `${upstream.pathOf(call.endpoint)}${query}`,
-    headers: upstreamHeaders(request, upstream, body),
-    body: body ?? null,
-  });
-  /** Records a call that failed before any of its answer reached the client; the error to answer with. */
-  const failedBeforeAnswer = (error: unknown, outcome: 'upstream_error' | 'upstream_cut', timedOut: boolean, what: string, upstreamRequestId: string | null) => {
-    const nothing = { usage_source: 'none', usage: NO_USAGE, ttfb_ms: null, upstream_request_id: upstreamRequestId, model: model ?? null, stream: false } as const;
-    if (exchange.aborted) {
-      record({ ...nothing, status: CLIENT_CLOSED, outcome: 'client_aborted' });
-      return apiError('upstream_unavailable', CLIENT_LEFT);
+/** The upstream's answer, once its head has come. */
+interface Answer {
+  response: HttpAnswer;
+  streamed: boolean;
+  upstreamRequestId: string | null;
+}
+
+/** What the relay saw of an answer, for `settle`. */
+type Seen = Pick<CallRecord, 'status' | 'ttfb_ms' | 'upstream_request_id' | 'stream'> & { model: string | undefined };
+
+/** One call through the proxy, in its phases: admit, send, relay (plain or stream), settle. */
+export class ProxyCall {
+  readonly requestId = randomUUID();
+  readonly #ctx: AppContext;
+  readonly #upstream: Upstream;
+  readonly #recorder: Recorder;
+  readonly #call: ProxiedCall;
+  readonly #request: FastifyRequest;
+  readonly #reply: FastifyReply;
+  readonly #metered: boolean;
+  readonly #body: Record<string, unknown> | undefined;
+  /** The model the caller asked for. */
+  readonly #model: string | undefined;
+  readonly #startedAt = new Date();
+  readonly #started = performance.now();
+  #exchange: HttpExchange | undefined;
+  /** Atrium added `include_usage` upstream: the usage-only chunk is kept from the client. */
+  #stripUsageChunk = false;
+  #settled = false;
+  /** What to do when the connection to the client closes: give up the upstream request, then settle once the answer is under way. */
+  #onClose = () => this.#exchange?.abort(CLIENT_LEFT);
+
+  constructor(ctx: AppContext, upstream: Upstream, recorder: Recorder, call: ProxiedCall, request: FastifyRequest, reply: FastifyReply) {
+    this.#ctx = ctx;
+    this.#upstream = upstream;
+    this.#recorder = recorder;
+    this.#call = call;
+    this.#request = request;
+    this.#reply = reply;
+    this.#metered = isMetered(call.provider, call.endpoint);
+    this.#body = request.body as Record<string, unknown> | undefined;
+    this.#model = typeof this.#body?.model === 'string' ? this.#body.model : undefined;
+  }
+
+  async run(): Promise<FastifyReply> {
+    await this.admit();
+    const answer = await this.send();
+    return answer.streamed ? this.relayStream(answer, []) : this.relayPlain(answer);
+  }
+
+  /** The most output the caller allowed (`max_tokens`, `max_completion_tokens` or `max_output_tokens`), per choice. */
+  get #maxOutputTokens(): number | undefined {
+    return [this.#body?.max_tokens, this.#body?.max_completion_tokens, this.#body?.max_output_tokens].map(positiveInteger).find((v) => v !== undefined);
+  }
+
+  /** How many answers the call asks for (OpenAI chat's `n`); each may use the output allowed. */
+  get #choices(): number {
+    return positiveInteger(this.#body?.n) ?? 1;
+  }
+
+  /**
+   * Admission, before anything goes upstream: a participant token's models, then (for a metered
+   * endpoint) billing's, which reserves what the call can cost or refuses it in the provider's shape.
+   */
+  async admit(): Promise<void> {
+    const principal = callerOf(this.#request);
+    const { provider } = this.#call;
+    if (principal.kind === 'participant' && !modelAllowed((apiScopeOf(principal.grants)?.llm as { models?: unknown } | undefined)?.models, provider, this.#model)) {
+      throw forbidden(`The participant token does not allow the model ${provider}/${this.#model ?? ''}`);
     }
-    const failure = timedOut
-      ? apiError('upstream_timeout', { seconds: Math.round(ctx.config.llm.timeoutMs / 1000) })
-      // Named by provider: the error's own text names the upstream's address, which is the operator's.
-      : apiError('upstream_unavailable', `The ${PROVIDER_NAMES[call.provider]} upstream ${what}`);
-    if (!timedOut) ctx.log.warn({ err: error, provider: call.provider, requestId }, `llm proxy: the upstream ${what}`);
-    record({ ...nothing, status: failure.status, outcome });
-    return failure;
-  };
-  let onClose = () => exchange.abort(CLIENT_LEFT);
-  reply.raw.once('close', () => onClose());
-  let response: HttpAnswer;
-  try {
-    response = await exchange.answer;
-  } catch (error) {
-    throw failedBeforeAnswer(error, 'upstream_error', error instanceof undiciErrors.HeadersTimeoutError, 'could not be reached', null);
+    if (!this.#metered) return;
+    await this.#ctx.admission.admit({
+      projectId: accessOf(this.#request).projectId, requestId: this.requestId, provider, model: this.#model,
+      bodyBytes: rawBodies.get(this.#request)?.length ?? 0, maxOutputTokens: this.#maxOutputTokens, choices: this.#choices,
+    });
   }
 
-  const streamed = String(response.headers['content-type'] ?? '').startsWith('text/event-stream');
-  const upstreamRequestIdHeader = response.headers['x-request-id'] ?? response.headers['request-id'];
-  const upstreamRequestId = typeof upstreamRequestIdHeader === 'string' ? upstreamRequestIdHeader : null;
-  /** Records the answer once the connection to the client closes (the outcome is known then). */
-  const recordWhenClosed = (state: () => TapState, upstreamCut: () => boolean) => () => {
-    const finished = reply.raw.writableFinished;
-    if (!finished) exchange.abort(CLIENT_LEFT);
-    const answer = state();
-    // Decided when the connection to the client closes: a cut upstream has failed by then, an
-    // abandoning client has not.
-    const outcome = !finished
-      ? (upstreamCut() ? 'upstream_cut' : 'client_aborted')
-      : response.statusCode >= 400 || answer.errored ? 'upstream_error' : answer.terminal ? 'completed' : 'upstream_cut';
-    record({
-      status: response.statusCode,
-      outcome,
-      usage_source: answer.usage ? 'provider' : 'none',
-      usage: answer.usage ?? NO_USAGE,
-      ttfb_ms: answer.firstByteAt === undefined ? null : Math.round(answer.firstByteAt - started),
-      upstream_request_id: upstreamRequestId,
-      model: answer.model ?? model ?? null,
-      stream: streamed,
+  /** Sends the request upstream and waits for the answer's head; a call that fails first is settled, and its error thrown. */
+  async send(): Promise<Answer> {
+    const { body, stripUsageChunk } = upstreamBody(this.#request, this.#call);
+    const url = this.#request.url;
+    const query = url.includes('?') ? url.slice(url.indexOf('?')) : '';
+    // A client that leaves takes the upstream request with it.
+    const exchange = this.#exchange = new HttpExchange(this.#upstream.pool, {
+      method: this.#request.method as Dispatcher.HttpMethod,
+      path: `${this.#upstream.pathOf(this.#call.endpoint)}${query}`,
+      headers: upstreamHeaders(this.#request, this.#upstream, body),
+      body: body ?? null,
     });
-  };
+    this.#stripUsageChunk = stripUsageChunk;
+    this.#reply.raw.once('close', () => this.#onClose());
+    let response: HttpAnswer;
+    try {
+      response = await exchange.answer;
+    } catch (error) {
+      const timedOut = error instanceof undiciErrors.HeadersTimeoutError;
+      throw this.#failed(error, { answered: false, failure: exchange.aborted ? 'client_left' : timedOut ? 'timeout' : 'unreachable' }, 'could not be reached', null);
+    }
+    const id = response.headers['x-request-id'] ?? response.headers['request-id'];
+    return { response, streamed: String(response.headers['content-type'] ?? '').startsWith('text/event-stream'), upstreamRequestId: typeof id === 'string' ? id : null };
+  }
 
-  let head: Buffer[] = [];
-  if (!streamed) {
+  /** A plain answer: read whole when it is small and sent in one write, else passed on as it comes. */
+  async relayPlain(answer: Answer): Promise<FastifyReply> {
+    const { response } = answer;
     let gathered: Gathered;
     try {
       gathered = await gather(response.body, WHOLE_ANSWER_BYTES);
     } catch (error) {
-      throw failedBeforeAnswer(error, 'upstream_cut', error instanceof undiciErrors.BodyTimeoutError, 'cut its answer short', upstreamRequestId);
+      const end = { answered: true, status: response.statusCode, delivered: false, upstreamCut: !this.#exchange!.aborted, terminal: false, errored: false } as const;
+      throw this.#failed(error, end, 'cut its answer short', answer.upstreamRequestId, error instanceof undiciErrors.BodyTimeoutError);
     }
-    if (gathered.ended) {
-      const whole = Buffer.concat(gathered.chunks);
-      const state = plainAnswerState(call.provider, call.endpoint, whole, gathered.firstByteAt);
-      const finish = recordWhenClosed(() => state, () => false);
-      if (reply.raw.closed) {
-        finish();
-        return reply;
-      }
-      onClose = finish;
-      return reply.status(response.statusCode)
-        .headers({ ...responseHeaders(response.headers, false), 'atrium-request-id': requestId })
-        .send(whole);
-    }
-    head = gathered.chunks;
+    if (!gathered.ended) return this.relayStream(answer, gathered.chunks);
+    const whole = Buffer.concat(gathered.chunks);
+    const state = plainAnswerState(this.#call.provider, this.#call.endpoint, whole, gathered.firstByteAt);
+    return this.#respond(answer, () => state, () => false, whole, false);
   }
 
-  // A stream, or a plain answer too large to hold: passed on as it comes, through the tap.
-  const strips = stripUsageChunk && streamed;
-  const tap = new UsageTap({ provider: call.provider, endpoint: call.endpoint, streamed, stripUsageChunk: strips });
-  let upstreamFailed = false;
-  // Wired by hand rather than with stream.pipeline, which makes an AbortController and its
-  // DOMException on every call (~3 % of the proxy's CPU): an upstream error cuts the answer, and an
-  // answer closed early (the client left) releases the upstream body.
-  for (const chunk of head) tap.write(chunk);
-  const out = response.body.pipe(tap);
-  response.body.on('error', (error) => {
-    upstreamFailed = true;
-    tap.destroy(error);
-  });
-  tap.once('close', () => response.body.destroy());
-  if (response.body.errored) {
-    upstreamFailed = true;
-    tap.destroy(response.body.errored);
+  /** A stream, or a plain answer too large to hold (`head` is what was read of it): passed on as it comes, through the tap. */
+  relayStream(answer: Answer, head: Buffer[]): FastifyReply {
+    const { response, streamed } = answer;
+    const strips = this.#stripUsageChunk && streamed;
+    const tap = new UsageTap({ provider: this.#call.provider, endpoint: this.#call.endpoint, streamed, stripUsageChunk: strips });
+    let upstreamFailed = false;
+    // Wired by hand rather than with stream.pipeline, which makes an AbortController and its
+    // DOMException on every call (~3 % of the proxy's CPU): an upstream error cuts the answer, and an
+    // answer closed early (the client left) releases the upstream body.
+    for (const chunk of head) tap.write(chunk);
+    const out = response.body.pipe(tap);
+    response.body.on('error', (error) => {
+      upstreamFailed = true;
+      tap.destroy(error);
+    });
+    tap.once('close', () => response.body.destroy());
+    if (response.body.errored) {
+      upstreamFailed = true;
+      tap.destroy(response.body.errored);
+    }
+    return this.#respond(answer, () => tap.state, () => upstreamFailed, out, !strips);
   }
-  const finish = recordWhenClosed(() => tap.state, () => upstreamFailed);
-  if (reply.raw.closed) {
-    out.destroy();
-    finish();
-    return reply;
+
+  /**
+   * The one place a call's usage is recorded, once it is over: how it ended (`classify`), its usage
+   * and timings, written with its event outside the response path.
+   */
+  settle(end: CallEnd, seen: Seen): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    const principal = callerOf(this.#request);
+    const { outcome, usageSource } = classify(end);
+    const record: CallRecord = {
+      projectId: accessOf(this.#request).projectId,
+      request_id: this.requestId,
+      provider: this.#call.provider,
+      endpoint: this.#call.endpoint,
+      model: seen.model ?? this.#model ?? null,
+      requested_model: this.#model ?? null,
+      stream: seen.stream,
+      status: seen.status,
+      outcome,
+      usage_source: usageSource,
+      usage: end.usage ?? NO_USAGE,
+      request_bytes: rawBodies.get(this.#request)?.length ?? 0,
+      max_output_tokens: this.#maxOutputTokens ?? null,
+      choices: this.#choices,
+      latency_ms: Math.round(performance.now() - this.#started),
+      ttfb_ms: seen.ttfb_ms,
+      upstream_request_id: seen.upstream_request_id,
+      ...who(principal),
+      annotations: annotationsOf(this.#request),
+      started_at: this.#startedAt.toISOString(),
+    };
+    void this.#recorder(record).catch((error: unknown) => this.#ctx.log.error({ err: error, requestId: this.requestId }, 'llm proxy: the usage record could not be written'));
   }
-  onClose = finish;
-  return reply.status(response.statusCode)
-    .headers({ ...responseHeaders(response.headers, !strips), 'atrium-request-id': requestId })
-    .send(out);
+
+  /** Sends the answer, and settles the call when the connection to the client closes (the outcome is known then). */
+  #respond(answer: Answer, state: () => TapState, upstreamCut: () => boolean, body: Buffer | Readable, keepLength: boolean): FastifyReply {
+    const { response } = answer;
+    const finish = () => {
+      const delivered = this.#reply.raw.writableFinished;
+      if (!delivered) this.#exchange!.abort(CLIENT_LEFT);
+      const seen = state();
+      this.settle(
+        // Decided when the connection to the client closes: a cut upstream has failed by then, an abandoning client has not.
+        { metered: this.#metered, usage: seen.usage, answered: true, status: response.statusCode, delivered, upstreamCut: upstreamCut(), terminal: seen.terminal, errored: seen.errored },
+        {
+          status: response.statusCode, stream: answer.streamed, model: seen.model, upstream_request_id: answer.upstreamRequestId,
+          ttfb_ms: seen.firstByteAt === undefined ? null : Math.round(seen.firstByteAt - this.#started),
+        },
+      );
+    };
+    if (this.#reply.raw.closed) {
+      if (!Buffer.isBuffer(body)) body.destroy();
+      finish();
+      return this.#reply;
+    }
+    this.#onClose = finish;
+    return this.#reply.status(response.statusCode)
+      .headers({ ...responseHeaders(response.headers, keepLength), 'atrium-request-id': this.requestId })
+      .send(body);
+  }
+
+  /** Settles a call that failed before any of its answer reached the client; the error to answer with. */
+  #failed(error: unknown, end: Ending, what: string, upstreamRequestId: string | null, bodyTimedOut = false): ApiError {
+    const { provider } = this.#call;
+    const clientLeft = this.#exchange!.aborted;
+    const timedOut = bodyTimedOut || (!end.answered && end.failure === 'timeout');
+    const failure = clientLeft
+      ? apiError('upstream_unavailable', CLIENT_LEFT)
+      : timedOut
+        ? apiError('upstream_timeout', { seconds: Math.round(this.#ctx.config.llm.timeoutMs / 1000) })
+        // Named by provider: the error's own text names the upstream's address, which is the operator's.
+        : apiError('upstream_unavailable', `The ${PROVIDER_NAMES[provider]} upstream ${what}`);
+    if (!clientLeft && !timedOut) this.#ctx.log.warn({ err: error, provider, requestId: this.requestId }, `llm proxy: the upstream ${what}`);
+    this.settle({ metered: this.#metered, usage: undefined, ...end }, {
+      status: clientLeft ? CLIENT_CLOSED : failure.status, stream: false, model: undefined, upstream_request_id: upstreamRequestId, ttfb_ms: null,
+    });
+    return failure;
+  }
+}
+
+/** Sends a call upstream and the answer back; records the call once it is over. */
+export async function forward(ctx: AppContext, upstream: Upstream | undefined, recorder: Recorder, call: ProxiedCall, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  if (!upstream) throw apiError('llm_provider_unavailable', { provider: PROVIDER_NAMES[call.provider] });
+  return new ProxyCall(ctx, upstream, recorder, call, request, reply).run();
 }

@@ -27,23 +27,25 @@ function buildRecordCalls(): ManyCause {
   return {
     ctes: sql`llm_input as (
       select r.event_id, r.event, e.request_id, c.kind as credential_kind, c.id as credential_id, e."user" as user_id, e.client as client_id,
-        e.participant, e.provider, e.endpoint, e.model, e.stream, e.status, e.outcome, e.usage_source, u.input_tokens, u.cached_input_tokens,
-        u.cache_write_tokens, u.output_tokens, u.reasoning_tokens, e.latency_ms, e.ttfb_ms, e.upstream_request_id, e.annotations, e.started_at
+        e.participant, e.provider, e.endpoint, e.model, e.requested_model, e.stream, e.status, e.outcome, e.usage_source, u.input_tokens, u.cached_input_tokens,
+        u.cache_write_tokens, u.output_tokens, u.reasoning_tokens, e.request_bytes, e.max_output_tokens, e.choices, e.latency_ms, e.ttfb_ms,
+        e.upstream_request_id, e.annotations, e.started_at
       from jsonb_to_recordset(${sql.placeholder('llm_rows')}::jsonb) as r(event_id uuid, event jsonb)
       cross join lateral jsonb_to_record(r.event) as e(request_id uuid, credential jsonb, "user" uuid, client text, participant text, provider text,
-        endpoint text, model text, stream boolean, status integer, outcome text, usage_source text, usage jsonb, latency_ms integer, ttfb_ms integer,
+        endpoint text, model text, requested_model text, stream boolean, status integer, outcome text, usage_source text, usage jsonb,
+        request_bytes integer, max_output_tokens integer, choices integer, latency_ms integer, ttfb_ms integer,
         upstream_request_id text, annotations jsonb, started_at timestamptz)
       cross join lateral jsonb_to_record(e.credential) as c(kind text, id text)
       cross join lateral jsonb_to_record(e.usage) as u(input_tokens bigint, cached_input_tokens bigint, cache_write_tokens bigint, output_tokens bigint,
         reasoning_tokens bigint)
     ),
     llm_record as (
-      insert into llm_usage (request_id, project_id, credential_kind, credential_id, user_id, client_id, participant, provider, endpoint, model, stream,
-        status, outcome, usage_source, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, reasoning_tokens, latency_ms, ttfb_ms,
-        upstream_request_id, annotations, started_at)
-      select request_id, ${sql.placeholder('llm_project_id')}::uuid, credential_kind, credential_id, user_id, client_id, participant, provider, endpoint, model, stream,
-        status, outcome, usage_source, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, reasoning_tokens, latency_ms, ttfb_ms,
-        upstream_request_id, annotations, started_at
+      insert into llm_usage (request_id, project_id, credential_kind, credential_id, user_id, client_id, participant, provider, endpoint, model,
+        requested_model, stream, status, outcome, usage_source, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, reasoning_tokens,
+        request_bytes, max_output_tokens, choices, latency_ms, ttfb_ms, upstream_request_id, annotations, started_at)
+      select request_id, ${sql.placeholder('llm_project_id')}::uuid, credential_kind, credential_id, user_id, client_id, participant, provider, endpoint, model,
+        requested_model, stream, status, outcome, usage_source, input_tokens, cached_input_tokens, cache_write_tokens, output_tokens, reasoning_tokens,
+        request_bytes, max_output_tokens, choices, latency_ms, ttfb_ms, upstream_request_id, annotations, started_at
       from llm_input
       on conflict (request_id) do nothing
       returning request_id

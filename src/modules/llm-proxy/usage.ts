@@ -2,7 +2,8 @@
 // arrive, or event by event when one event must be dropped), finds the server-sent events in them
 // and decodes only the few that carry each provider's usage fields, terminal event or error event.
 import { Transform, type TransformCallback } from 'node:stream';
-import { SseSplitter, sseEventName, sseFields } from './sse.ts';
+import { JsonScanner } from './json-scan.ts';
+import { SseEventScanner, SseSplitter, sseEventName, sseFields } from './sse.ts';
 
 export type Provider = 'openai' | 'anthropic';
 
@@ -16,11 +17,19 @@ export interface TokenUsage {
 
 export const NO_USAGE: TokenUsage = { input_tokens: 0, cached_input_tokens: 0, cache_write_tokens: 0, output_tokens: 0, reasoning_tokens: 0 };
 
-/** Endpoints whose answers carry usage; others (model lists, token counts) consume nothing. */
-const METERED = new Set(['/v1/chat/completions', '/v1/responses', '/v1/embeddings', '/v1/messages']);
+/**
+ * The metered endpoints: those whose answers report usage, per each provider's API reference
+ * (docs/llm-proxy.md lists them with their sources). Token counts and model lists consume nothing.
+ */
+const METERED: Record<Provider, ReadonlySet<string>> = {
+  openai: new Set(['/v1/chat/completions', '/v1/responses', '/v1/responses/compact', '/v1/embeddings']),
+  anthropic: new Set(['/v1/messages']),
+};
 
-/** Most bytes of a plain (not streamed) answer kept to read its usage from. */
-const MAX_JSON_BYTES = 16 * 1024 * 1024;
+export const isMetered = (provider: Provider, endpoint: string): boolean => METERED[provider].has(endpoint);
+
+/** Where a plain answer's usage and model are, when it is too large to hold. */
+const PLAIN_PATHS = [['usage'], ['model']];
 
 const count = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0);
 type Obj = Record<string, any>;
@@ -88,9 +97,8 @@ function parse(text: string): Obj | undefined {
   }
 }
 
-/** Reads a whole plain (not streamed) answer into `state`: its usage and model, when it has them. */
-function readPlainAnswer(state: TapState, provider: Provider, bytes: Buffer | undefined): void {
-  const body = bytes ? parse(bytes.toString('utf8')) : undefined;
+/** Reads a plain (not streamed) answer's body into `state`: its usage and model, when it has them. */
+function readPlainAnswer(state: TapState, provider: Provider, body: Obj | undefined): void {
   if (body && typeof body.model === 'string') state.model = body.model;
   if (body?.usage && typeof body.usage === 'object') state.usage = provider === 'openai' ? openaiUsage(body.usage) : anthropicUsage(body.usage);
   state.terminal = true;
@@ -99,73 +107,98 @@ function readPlainAnswer(state: TapState, provider: Provider, bytes: Buffer | un
 /** What a plain answer read whole says (the tap's state once such an answer has passed through it). */
 export function plainAnswerState(provider: Provider, endpoint: string, bytes: Buffer, firstByteAt: number | undefined): TapState {
   const state: TapState = { usage: undefined, model: undefined, terminal: false, errored: false, firstByteAt };
-  readPlainAnswer(state, provider, METERED.has(endpoint) && bytes.length <= MAX_JSON_BYTES ? bytes : undefined);
+  readPlainAnswer(state, provider, isMetered(provider, endpoint) ? parse(bytes.toString('utf8')) : undefined);
   return state;
 }
 
 /**
  * A pass-through stream over an upstream answer. Bytes go on as they come; with `stripUsageChunk`
  * (an OpenAI chat stream whose `include_usage` Atrium added) they go on event by event, minus the
- * extra usage-only chunk the client did not ask for.
+ * extra usage-only chunk the client did not ask for. Usage is read whatever the answer's size: a
+ * plain answer, and a stream event too long to hold, are scanned as they pass.
  */
 export class UsageTap extends Transform {
   readonly state: TapState = { usage: undefined, model: undefined, terminal: false, errored: false, firstByteAt: undefined };
   readonly #provider: Provider;
-  readonly #metered: boolean;
   readonly #streamed: boolean;
   readonly #stripUsageChunk: boolean;
   readonly #splitter = new SseSplitter();
-  #json: Buffer[] = [];
-  #jsonBytes = 0;
+  /** A plain answer's scanner (metered endpoints only). */
+  readonly #plain: JsonScanner | undefined;
+  /** The event too long to hold that is passing, in pieces. */
+  #long: SseEventScanner | undefined;
 
   constructor(options: { provider: Provider; endpoint: string; streamed: boolean; stripUsageChunk: boolean }) {
     super();
     this.#provider = options.provider;
-    this.#metered = METERED.has(options.endpoint);
     this.#streamed = options.streamed;
     this.#stripUsageChunk = options.stripUsageChunk;
+    this.#plain = !options.streamed && isMetered(options.provider, options.endpoint) ? new JsonScanner(PLAIN_PATHS) : undefined;
   }
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
     this.state.firstByteAt ??= performance.now();
     if (!this.#streamed) {
-      if (this.#metered && this.#jsonBytes + chunk.length <= MAX_JSON_BYTES) {
-        this.#json.push(chunk);
-        this.#jsonBytes += chunk.length;
-      }
+      this.#plain?.push(chunk);
       done(null, chunk);
       return;
     }
     const events = this.#splitter.push(chunk);
     if (!this.#stripUsageChunk) {
-      for (const event of events) this.#onEvent(event);
+      this.#read(events, this.#splitter.cut);
       done(null, chunk);
       return;
     }
-    done(null, this.#kept(events));
+    done(null, this.#kept(events, this.#splitter.cut));
   }
 
   override _flush(done: TransformCallback): void {
     if (!this.#streamed) {
-      readPlainAnswer(this.state, this.#provider, this.#json.length > 0 ? Buffer.concat(this.#json) : undefined);
+      readPlainAnswer(this.state, this.#provider, this.#plain?.result());
       done();
       return;
     }
     const last = this.#splitter.end();
     if (!this.#stripUsageChunk) {
-      if (last) this.#onEvent(last);
+      if (last) this.#read([last], false);
       done();
       return;
     }
     // An event the last byte ended, or else the bytes no blank line ended, passed on as they are.
-    const out = last ? this.#kept([last]) : this.#splitter.rest();
+    const out = last ? this.#kept([last], false) : this.#splitter.rest();
     done(null, out !== undefined && out.length > 0 ? out : undefined);
   }
 
+  /** Reads the events (the last a piece of a longer one when `cut`); the indexes of those to drop. */
+  #read(events: Buffer[], cut: boolean): number | undefined {
+    let dropped: number | undefined;
+    for (let k = 0; k < events.length; k++) {
+      const bytes = events[k]!;
+      const piece = cut && k === events.length - 1;
+      if (this.#long) {
+        this.#long.push(bytes);
+        if (!piece) this.#readLong();
+      } else if (piece) {
+        this.#long = new SseEventScanner();
+        this.#long.push(bytes);
+      } else if (this.#onEvent(bytes)) {
+        dropped = k;
+      }
+    }
+    return dropped;
+  }
+
   /** Reads the events and gives the bytes of those to pass on: as given when all are (one event, most often). */
-  #kept(events: Buffer[]): Buffer | undefined {
-    const kept = events.filter((event) => !this.#onEvent(event));
+  #kept(events: Buffer[], cut: boolean): Buffer | undefined {
+    const dropped = this.#read(events, cut);
+    const kept = dropped === undefined ? events : events.filter((_event, k) => k !== dropped);
     return kept.length === 0 ? undefined : kept.length === 1 ? kept[0] : Buffer.concat(kept);
+  }
+
+  #readLong(): void {
+    const { name, data } = this.#long!.result();
+    this.#long = undefined;
+    this.#interpret(name, data);
   }
 
   /** Reads one event, given as its bytes; true when it is the usage-only chunk to drop. */
@@ -181,7 +214,18 @@ export class UsageTap extends Transform {
         return false;
       }
       const data = parse(event.data);
-      if (!data) return false;
+      return data ? this.#interpret(event.event, data) : false;
+    }
+    const name = sseEventName(bytes);
+    if (name !== undefined && !ANTHROPIC_EVENTS_TO_READ.has(name)) return false;
+    const event = sseFields(bytes);
+    const data = parse(event.data);
+    return data ? this.#interpret(event.event, data) : false;
+  }
+
+  /** What one event's data says (all of it, or the members a long event's scan kept); true to drop it. */
+  #interpret(name: string | undefined, data: Obj): boolean {
+    if (this.#provider === 'openai') {
       if (data.error) this.state.errored = true;
       // Responses stream: usage rides on the terminal event's response.
       const response = data.response as Obj | undefined;
@@ -202,12 +246,7 @@ export class UsageTap extends Transform {
       }
       return false;
     }
-    const name = sseEventName(bytes);
-    if (name !== undefined && !ANTHROPIC_EVENTS_TO_READ.has(name)) return false;
-    const event = sseFields(bytes);
-    const data = parse(event.data);
-    if (!data) return false;
-    const type = event.event ?? data.type;
+    const type = name ?? data.type;
     if (type === 'message_start' && data.message) {
       if (typeof data.message.model === 'string') this.state.model = data.message.model;
       if (data.message.usage) this.state.usage = anthropicUsage(data.message.usage);

@@ -9,10 +9,12 @@ export interface PaidCall {
   requestId: string;
   provider: string;
   model: string | undefined;
-  /** Size of the request body, for an estimate of its input. */
+  /** Size of the request body, which bounds its input. */
   bodyBytes: number;
-  /** The most output the caller asked for, when it said. */
-  maxTokens: number | undefined;
+  /** The most output the caller allowed per answer, when it said. */
+  maxOutputTokens: number | undefined;
+  /** How many answers the call asks for (each may use the output allowed). */
+  choices: number;
 }
 
 export interface CallAdmission {

@@ -1,7 +1,7 @@
 // The project's wallet (docs/billing.md): balance, auto-recharge settings, buying credits and the
-// subscription through the payment provider's checkout (which comes back here), and the ledger,
-// newest first.
-import { Alert, Badge, Button, Group, SimpleGrid, Stack, Text, Title } from '@mantine/core';
+// subscription through the payment provider's checkout (which comes back here), the ledger,
+// newest first, and the server's price list.
+import { Alert, Badge, Button, Group, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useSearchParams } from 'react-router';
@@ -45,6 +45,42 @@ function Wallet({ balance }: { balance: Balance }) {
       ['Auto-recharged this month', money(balance.auto_recharged_this_month)],
       ['Last recharge', formatTime(balance.last_recharge)],
     ]} />
+  );
+}
+
+/** Per million units, as the price list writes them; a dash where a usage type has no price. */
+const perMillion = (value: unknown) => (typeof value === 'number' ? String(value) : '–');
+
+/** The server's price list (GET /pricing): what each model costs, and what a call without max_tokens reserves. */
+function PriceList() {
+  const pricing = useQuery({ queryKey: ['pricing'], queryFn: () => unwrap(api.GET('/pricing', {})) });
+  if (!pricing.data) return <ErrorAlert error={pricing.error} title="The price list could not be loaded" />;
+  const list = pricing.data;
+  return (
+    <Stack gap="xs">
+      <Title order={3}>Price list</Title>
+      <Text c="dimmed" size="sm">
+        {list.currency} per million tokens (calls for request), as of {list.as_of ?? 'an unstated date'}{list.llm_proxy_surcharge_rate > 0 ? `, plus a ${list.llm_proxy_surcharge_rate * 100} % surcharge` : ''}.
+        Snapshot names price as their model; a model not listed has no price.
+      </Text>
+      <Table striped withTableBorder data-testid="price-list">
+        <Table.Thead>
+          <Table.Tr><Table.Th>Provider</Table.Th><Table.Th>Model</Table.Th><Table.Th>Input</Table.Th><Table.Th>Cached input</Table.Th><Table.Th>Output</Table.Th><Table.Th>Most output per answer</Table.Th></Table.Tr>
+        </Table.Thead>
+        <Table.Tbody>
+          {list.prices.map((p) => (
+            <Table.Tr key={`${p.provider} ${p.model} ${p.effective_from ?? ''}`}>
+              <Table.Td>{p.provider}</Table.Td>
+              <Table.Td>{p.model}{p.aliases.length > 0 ? ` (also ${p.aliases.join(', ')})` : ''}</Table.Td>
+              <Table.Td>{perMillion(p.input)}</Table.Td>
+              <Table.Td>{perMillion(p.cached_input)}</Table.Td>
+              <Table.Td>{perMillion(p.output)}</Table.Td>
+              <Table.Td>{(p.max_output_tokens ?? list.default_max_output_tokens).toLocaleString()}</Table.Td>
+            </Table.Tr>
+          ))}
+        </Table.Tbody>
+      </Table>
+    </Stack>
   );
 }
 
@@ -145,6 +181,7 @@ export default function BillingPage() {
         staleTime={0}
         empty="No transactions yet."
       />
+      <PriceList />
       {balance.data && (
         <FormModal
           key={JSON.stringify(balance.data)}

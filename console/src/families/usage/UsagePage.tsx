@@ -1,6 +1,7 @@
 // The project's LLM usage and its cost (GET …/usage, docs/billing.md): by day and by model over a
-// date range (UTC days, both ends included), for one provider or room if asked.
-import { Group, Loader, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
+// date range (UTC days, both ends included), for one provider or room if asked; models called
+// without a price, and calls billed at their reservation because no usage came, stand out.
+import { Alert, Group, Loader, Select, SimpleGrid, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -26,6 +27,7 @@ const PROVIDERS = [
 interface ModelTotal {
   model: string;
   requests: number;
+  estimated: number;
   input: number;
   output: number;
   cost: number;
@@ -38,8 +40,9 @@ function summarise(rows: Row[]) {
     const bucket = row.start.slice(0, 10);
     byDay.set(bucket, (byDay.get(bucket) ?? 0) + row.cost);
     if (!row.model) continue;
-    const total = byModel.get(row.model) ?? { model: row.model, requests: 0, input: 0, output: 0, cost: 0 };
+    const total = byModel.get(row.model) ?? { model: row.model, requests: 0, estimated: 0, input: 0, output: 0, cost: 0 };
     total.requests += row.requests;
+    total.estimated += row.estimated_requests;
     total.input += row.quantities.input ?? 0;
     total.output += row.quantities.output ?? 0;
     total.cost += row.cost;
@@ -63,11 +66,13 @@ export default function UsagePage() {
     ...(provider ? { provider } : {}),
     ...(roomFilter ? { room: roomFilter } : {}),
   };
+  // Calls are priced outside the console: the report is asked again on every visit.
   const usage = useQuery({
     queryKey: projectKey(projectId, 'usage', filters),
     queryFn: () => unwrap(api.GET('/accounts/projects/{project_id}/usage', { params: { path: { project_id: projectId }, query: { ...filters, interval: 'day', report: 'model' } } })),
     enabled: valid,
     placeholderData: keepPreviousData,
+    staleTime: 0,
   });
   const currency = usage.data?.currency ?? 'USD';
   const money = (amount: number) => formatMoney(amount, currency);
@@ -91,6 +96,12 @@ export default function UsagePage() {
       {summary && (
         <>
           <Text data-testid="usage-total">{money(total)} in {requests} request{requests === 1 ? '' : 's'}</Text>
+          {usage.data!.unpriced.length > 0 && (
+            <Alert color="yellow" title="Models without a price" data-testid="usage-unpriced">
+              These calls were served and recorded at no cost, since the price list has no price for their model:{' '}
+              {usage.data!.unpriced.map((u) => `${u.provider}/${u.model} (${u.requests} call${u.requests === 1 ? '' : 's'})`).join(', ')}.
+            </Alert>
+          )}
           <SimpleGrid cols={{ base: 1, lg: 2 }}>
             <ColumnChart title="Cost by day" testId="usage-by-day" bars={summary.byDay.map(([label, cost]) => ({ label, value: cost, text: money(cost) }))} />
             {summary.byModel.length > 0
@@ -100,7 +111,7 @@ export default function UsagePage() {
           {summary.byModel.length > 0 && (
             <Table striped withTableBorder>
               <Table.Thead>
-                <Table.Tr><Table.Th>Model</Table.Th><Table.Th>Requests</Table.Th><Table.Th>Input tokens</Table.Th><Table.Th>Output tokens</Table.Th><Table.Th>Cost</Table.Th></Table.Tr>
+                <Table.Tr><Table.Th>Model</Table.Th><Table.Th>Requests</Table.Th><Table.Th>Input tokens</Table.Th><Table.Th>Output tokens</Table.Th><Table.Th>Cost</Table.Th><Table.Th>Billed without usage</Table.Th></Table.Tr>
               </Table.Thead>
               <Table.Tbody>
                 {summary.byModel.map((m) => (
@@ -110,6 +121,7 @@ export default function UsagePage() {
                     <Table.Td>{m.input.toLocaleString()}</Table.Td>
                     <Table.Td>{m.output.toLocaleString()}</Table.Td>
                     <Table.Td>{money(m.cost)}</Table.Td>
+                    <Table.Td>{m.estimated > 0 ? `${m.estimated} at their reservation` : ''}</Table.Td>
                   </Table.Tr>
                 ))}
               </Table.Tbody>

@@ -1,21 +1,21 @@
 // The local payment provider's checkout page: what is being bought, a test card to pay with, and
 // Confirm / Cancel. No script; the form posts back to the same path.
-import type { CheckoutRow } from './service.ts';
-import { fromMicros } from './money.ts';
-import { TEST_CARDS } from './payments.ts';
+import { fromMicros } from '../money.ts';
+import { TEST_CARDS } from './providers.ts';
+import type { CheckoutRow } from './store.ts';
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The page's policy: no script; the form may post here and be redirected to the checkout's own success and cancel URLs. */
-export function pageCsp(checkout: Pick<CheckoutRow, 'success_url' | 'cancel_url'>): string {
-  const origins = [...new Set([checkout.success_url, checkout.cancel_url].map((u) => new URL(u).origin))].join(' ');
+export function pageCsp(checkout: Pick<CheckoutRow, 'successUrl' | 'cancelUrl'>): string {
+  const origins = [...new Set([checkout.successUrl, checkout.cancelUrl].map((u) => new URL(u).origin))].join(' ');
   return `default-src 'none'; style-src 'unsafe-inline'; form-action 'self' ${origins}; frame-ancestors 'none'; base-uri 'none'`;
 }
 
 export function checkoutPage(checkout: CheckoutRow, currency: string, message?: string): string {
   const what = checkout.kind === 'credits'
     ? `${checkout.quantity} × 1 ${currency} of credits`
-    : `Monthly subscription: ${fromMicros(checkout.amount)} ${currency} of credits each month`;
+    : `Monthly subscription: ${fromMicros(checkout.amountMicros)} ${currency} of credits each month`;
   const open = checkout.status === 'open';
   const cards = Object.entries(TEST_CARDS).map(([number, card], i) =>
     `<label><input type="radio" name="card" value="${number}"${i === 0 ? ' checked' : ''}> <code>${number.replace(/(\d{4})(?=\d)/g, '$1 ')}</code> — ${escape(card.label)}</label>`).join('<br>');
@@ -26,7 +26,7 @@ export function checkoutPage(checkout: CheckoutRow, currency: string, message?: 
 <h1>Test checkout</h1>
 <p class="note">This is Atrium's local test payment provider: no money moves. Use it for development and trials.</p>
 <p id="item">${escape(what)}</p>
-<p id="amount">Total: <strong>${fromMicros(checkout.amount)} ${escape(currency)}</strong></p>
+<p id="amount">Total: <strong>${fromMicros(checkout.amountMicros)} ${escape(currency)}</strong></p>
 ${message ? `<p class="error" id="message" role="alert">${escape(message)}</p>` : ''}
 ${open ? `<form method="post">
 <fieldset><legend>Test card</legend>${cards}</fieldset>

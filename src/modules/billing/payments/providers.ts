@@ -1,8 +1,9 @@
 // The payment-provider interface and the local provider. The local provider (the embedded
-// default) moves no money: its checkout URL is a page on this server where a person confirms or
-// cancels a test payment, choosing a test card that is saved for auto-recharge; charging a saved
-// card succeeds or fails by the card's number, like a real provider's test cards.
-import type { Config } from '../../config.ts';
+// database's default, a development tool) moves no money: its checkout URL is a page on this server
+// where a person confirms or cancels a test payment, choosing a test card that is saved for
+// auto-recharge; charging a saved card succeeds or fails by the card's number, like a real
+// provider's test cards.
+import type { Config } from '../../../config.ts';
 
 export interface CheckoutRequest {
   checkoutId: string;
@@ -19,11 +20,17 @@ export interface ChargeResult {
   error?: string;
 }
 
-/** A provider's word that a checkout was paid. */
+/** A provider's word that a checkout was paid, with what it says was paid: matched to the checkout before anything is credited. */
 export interface CheckoutPaid {
   /** The provider's event id: each is processed once. */
   eventId: string;
   checkoutId: string;
+  /** The provider's own id of the checkout (Stripe's Checkout Session id). */
+  sessionId: string;
+  /** The amount paid, in the currency's minor unit (cents). */
+  amountMinor: number;
+  /** The currency paid in, as the provider writes it (lower case for Stripe). */
+  currency: string;
   /** The payment method to save for auto-recharge. */
   card: { ref: string; label: string } | undefined;
 }

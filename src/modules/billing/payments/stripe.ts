@@ -4,10 +4,11 @@
 // events verified with the Stripe signature over the raw body. Amounts go to Stripe in cents
 // (micro-units rounded up to a cent): a two-decimal currency is assumed.
 import { createRequire } from 'node:module';
-import type { Config } from '../../config.ts';
-import type { ChargeResult, CheckoutPaid, PaymentProvider } from './payments.ts';
+import type { Config } from '../../../config.ts';
+import type { ChargeResult, CheckoutPaid, PaymentProvider } from './providers.ts';
 
-const cents = (micros: bigint) => Number((micros + 9_999n) / 10_000n);
+/** Micro-units in the currency's minor unit (cents), rounded up: what a checkout of that amount charges. */
+export const cents = (micros: bigint) => Number((micros + 9_999n) / 10_000n);
 
 export function stripeProvider(config: Config): PaymentProvider {
   const { stripeSecretKey, stripeWebhookSecret, stripeApiUrl, currency } = config.billing;
@@ -79,7 +80,7 @@ export function stripeProvider(config: Config): PaymentProvider {
         const method = typeof intent.payment_method === 'string' ? intent.payment_method : intent.payment_method?.id;
         if (customer && method) card = { ref: `${customer}|${method}`, label: `Stripe payment method ${method}` };
       }
-      return [{ eventId: event.id, checkoutId, card }];
+      return [{ eventId: event.id, checkoutId, sessionId: session.id, amountMinor: session.amount_total ?? -1, currency: session.currency ?? '', card }];
     },
   };
 }

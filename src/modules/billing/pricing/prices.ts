@@ -1,22 +1,31 @@
-// The price list: per provider, model (exact, or a prefix ending in `*`) and usage type, with
-// effective dates, loaded from a JSON file the operator can replace (ATRIUM_BILLING_PRICES_FILE;
-// the shipped default lists public list prices as of a date), plus the LLM proxy surcharge rate.
-// Prices are per million units, held as integer micros per million.
+// The price list: per provider, model and usage type, with effective dates, loaded from a JSON file
+// the operator can replace (ATRIUM_BILLING_PRICES_FILE; the shipped default lists public list
+// prices as of a date), plus the LLM proxy surcharge rate. Prices are per million units, held as
+// integer micros per million. Pure: the rule that finds a model's price, a call's priced lines, and
+// what a call can cost at most (its reservation) are worked out here without a database.
 import { readFileSync } from 'node:fs';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
-import { costOf, fromMicros, toMicros } from './money.ts';
+import { costOf, fromMicros, toMicros } from '../money.ts';
 
 export const USAGE_TYPES = ['input', 'cached_input', 'cache_write', 'output', 'reasoning', 'request', 'session_minute'] as const;
 export type UsageType = (typeof USAGE_TYPES)[number];
 /** The usage type of the surcharge on top of priced usage. */
 export const SURCHARGE = 'llm_proxy_surcharge';
+/** The usage type of a call whose usage the provider never reported, billed at what it reserved. */
+export const UNREPORTED = 'unreported';
+
+/** The output a model may produce when its entry does not say (the largest of current models' limits). */
+const DEFAULT_MAX_OUTPUT_TOKENS = 128_000;
 
 const Decimal = Type.Union([Type.String({ pattern: '^\\d{1,12}(\\.\\d{1,6})?$', 'x-pattern-means': 'must be a decimal number with at most 6 decimals' }), Type.Number({ minimum: 0 })]);
 const Day = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}(T[0-9:.]+Z)?$', 'x-pattern-means': 'must be a date (2025-01-31) or a UTC time' });
+const ModelName = Type.String({ minLength: 1, maxLength: 256 });
 const PriceEntry = Type.Object({
   provider: Type.String({ minLength: 1, maxLength: 100 }),
-  model: Type.String({ minLength: 1, maxLength: 256 }),
+  model: ModelName,
+  aliases: Type.Optional(Type.Array(ModelName, { maxItems: 100 })),
+  max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
   effective_from: Type.Optional(Day),
   effective_to: Type.Optional(Day),
   ...Object.fromEntries(USAGE_TYPES.map((t) => [t, Type.Optional(Decimal)])),
@@ -27,6 +36,7 @@ const PriceFileSchema = Type.Object({
   source: Type.Optional(Type.String()),
   unit: Type.Optional(Type.String()),
   llm_proxy_surcharge_rate: Type.Optional(Decimal),
+  default_max_output_tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: 100_000_000 })),
   prices: Type.Array(PriceEntry, { maxItems: 100_000 }),
 });
 type PriceFile = Static<typeof PriceFileSchema>;
@@ -34,6 +44,9 @@ type PriceFile = Static<typeof PriceFileSchema>;
 export interface Price {
   provider: string;
   model: string;
+  aliases: readonly string[];
+  /** The most output tokens one answer of the model can have, if the entry says. */
+  maxOutputTokens: number | undefined;
   from: number;
   to: number;
   /** Micros per million units, by usage type. */
@@ -46,12 +59,13 @@ export interface PriceList {
   source: string | undefined;
   /** Surcharge in parts per million of the priced cost. */
   surchargePpm: bigint;
+  defaultMaxOutputTokens: number;
   prices: Price[];
 }
 
 export const DEFAULT_PRICES_FILE = new URL('./prices.default.json', import.meta.url);
 
-/** Reads and checks a price file; throws with what is wrong (at boot, so a bad file stops the start). */
+/** Reads and checks a price file; throws with what is wrong (at boot a bad file stops the start; on a reload the old list stays). */
 export function loadPriceList(path: string | URL, currency: string): PriceList {
   let file: PriceFile;
   try {
@@ -65,35 +79,62 @@ export function loadPriceList(path: string | URL, currency: string): PriceList {
   const prices = file.prices.map((entry): Price => {
     const perMillion: Price['perMillion'] = {};
     for (const type of USAGE_TYPES) {
-      const value = (entry as Record<string, string | number | undefined>)[type];
+      const value = (entry as unknown as Record<string, string | number | undefined>)[type];
       if (value !== undefined) perMillion[type] = toMicros(value)!;
     }
     return {
       provider: entry.provider,
       model: entry.model,
+      aliases: entry.aliases ?? [],
+      maxOutputTokens: entry.max_output_tokens,
       from: entry.effective_from ? Date.parse(entry.effective_from) : -Infinity,
       to: entry.effective_to ? Date.parse(entry.effective_to) : Infinity,
       perMillion,
     };
   });
   const rate = toMicros(file.llm_proxy_surcharge_rate ?? 0)!;
-  return { currency, asOf: file.as_of, source: file.source, surchargePpm: rate, prices };
+  return {
+    currency, asOf: file.as_of, source: file.source, surchargePpm: rate,
+    defaultMaxOutputTokens: file.default_max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS, prices,
+  };
 }
 
-/** The price of a model at a time: an exact name beats the longest matching `prefix*`. */
-export function priceOf(list: PriceList, provider: string, model: string | null, at: number): Price | undefined {
+/**
+ * A provider's dated snapshot name without its date: OpenAI's `gpt-4o-2024-08-06` and older
+ * `gpt-4-0613`, Anthropic's `claude-3-5-haiku-20241022`. Undefined for a name without one.
+ */
+export function undated(model: string): string | undefined {
+  const match = /^(.+?)-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})$/.exec(model);
+  return match?.[1];
+}
+
+/** How a model's name found its price (docs/billing.md "The pricing rule"). */
+export type Match = 'exact' | 'snapshot' | 'prefix';
+
+/**
+ * The price of a model at a time, by the pricing rule: an entry naming it (as `model` or among its
+ * `aliases`); else, for a dated snapshot, an entry naming the name without its date; else the
+ * entry whose `prefix*` is the longest that matches (`*` alone: the provider's fallback price).
+ * Among entries that match alike, the one in effect that started last wins.
+ */
+export function resolvePrice(list: PriceList, provider: string, model: string | null | undefined, at: number): { price: Price; match: Match } | undefined {
   if (!model) return undefined;
+  const base = undated(model);
   let best: Price | undefined;
   let bestScore = -1;
   for (const price of list.prices) {
     if (price.provider !== provider || at < price.from || at >= price.to) continue;
-    const score = price.model === model ? Infinity : price.model.endsWith('*') && model.startsWith(price.model.slice(0, -1)) ? price.model.length : -1;
-    if (score > bestScore || (score === bestScore && best && price.from > best.from)) {
+    const names = price.model === model || price.aliases.includes(model);
+    const score = names ? Infinity
+      : base !== undefined && (price.model === base || price.aliases.includes(base)) ? Number.MAX_SAFE_INTEGER
+        : price.model.endsWith('*') && model.startsWith(price.model.slice(0, -1)) ? price.model.length : -1;
+    if (score > bestScore || (score === bestScore && score >= 0 && best && price.from > best.from)) {
       best = price;
       bestScore = score;
     }
   }
-  return best;
+  if (!best) return undefined;
+  return { price: best, match: bestScore === Infinity ? 'exact' : bestScore === Number.MAX_SAFE_INTEGER ? 'snapshot' : 'prefix' };
 }
 
 export interface Quantities {
@@ -105,10 +146,12 @@ export interface Quantities {
 }
 
 export interface PricedLine {
-  usageType: UsageType | typeof SURCHARGE;
+  usageType: UsageType | typeof SURCHARGE | typeof UNREPORTED;
   quantity: bigint;
   costMicros: bigint;
 }
+
+const surchargeOf = (list: PriceList, total: bigint) => (total * list.surchargePpm + 500_000n) / 1_000_000n;
 
 /**
  * The lines of one call: quantity and cost per usage type. Output tokens include reasoning; with a
@@ -116,7 +159,7 @@ export interface PricedLine {
  * price, otherwise all output at the output price. Unpriced types cost 0. The surcharge is a line
  * of its own.
  */
-export function priceCall(list: PriceList, price: Price | undefined, usage: Quantities, metered: boolean): PricedLine[] {
+export function priceCall(list: PriceList, price: Price | undefined, usage: Quantities): PricedLine[] {
   const reasoning = BigInt(Math.min(usage.reasoning_tokens, usage.output_tokens));
   const quantities: Record<UsageType, bigint> = {
     input: BigInt(usage.input_tokens),
@@ -124,7 +167,7 @@ export function priceCall(list: PriceList, price: Price | undefined, usage: Quan
     cache_write: BigInt(usage.cache_write_tokens),
     output: BigInt(usage.output_tokens) - reasoning,
     reasoning,
-    request: metered ? 1n : 0n,
+    request: 1n,
     session_minute: 0n,
   };
   const per = price?.perMillion ?? {};
@@ -138,9 +181,38 @@ export function priceCall(list: PriceList, price: Price | undefined, usage: Quan
     total += costMicros;
     lines.push({ usageType: type, quantity, costMicros });
   }
-  const surcharge = (total * list.surchargePpm + 500_000n) / 1_000_000n;
+  const surcharge = surchargeOf(list, total);
   if (surcharge > 0n) lines.push({ usageType: SURCHARGE, quantity: 0n, costMicros: surcharge });
   return lines;
+}
+
+/** What bounds a call's cost before it runs. */
+export interface CallLimits {
+  /** Size of the request body: its input is at most one token per byte. */
+  bodyBytes: number;
+  /** The output the caller allowed per answer, if it said. */
+  maxOutputTokens: number | undefined;
+  /** Answers asked for. */
+  choices: number;
+}
+
+const max = (...values: (bigint | undefined)[]) => values.reduce<bigint>((a, b) => (b !== undefined && b > a ? b : a), 0n);
+
+/**
+ * The most a call can cost at its price (what admission reserves): every byte of its body an input
+ * token at the dearest input rate, and every answer the most output allowed — the caller's limit,
+ * no more than the model's declared maximum — at the dearest output rate, plus the request and the
+ * surcharge. Input the body only names (a previous response, a file id) is not bounded by it.
+ */
+export function maximumCost(list: PriceList, price: Price, limits: CallLimits): bigint {
+  const per = price.perMillion;
+  const modelMax = price.maxOutputTokens ?? list.defaultMaxOutputTokens;
+  const perAnswer = limits.maxOutputTokens === undefined ? modelMax : Math.min(limits.maxOutputTokens, modelMax);
+  const output = BigInt(perAnswer) * BigInt(Math.max(1, limits.choices));
+  const total = costOf(BigInt(limits.bodyBytes), max(per.input, per.cached_input, per.cache_write))
+    + costOf(output, max(per.output, per.reasoning))
+    + costOf(1n, per.request ?? 0n);
+  return total + surchargeOf(list, total);
 }
 
 /** Whose price room sessions have: provider `atrium`, model `room-session` or `agent-session`. */
@@ -160,9 +232,12 @@ export function pricingView(list: PriceList) {
     source: list.source ?? null,
     unit: 'per 1,000,000 units (tokens; requests for `request`; minutes for `session_minute`)',
     llm_proxy_surcharge_rate: fromMicros(list.surchargePpm),
+    default_max_output_tokens: list.defaultMaxOutputTokens,
     prices: list.prices.map((p) => ({
       provider: p.provider,
       model: p.model,
+      aliases: [...p.aliases],
+      max_output_tokens: p.maxOutputTokens ?? null,
       effective_from: Number.isFinite(p.from) ? new Date(p.from).toISOString() : null,
       effective_to: Number.isFinite(p.to) ? new Date(p.to).toISOString() : null,
       ...Object.fromEntries(Object.entries(p.perMillion).map(([type, micros]) => [type, fromMicros(micros)])),

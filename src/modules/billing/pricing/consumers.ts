@@ -1,4 +1,4 @@
-// Pricing LLM proxy calls and room sessions: consumers of `llm.call.completed` (and, when a price
+// Pricing LLM proxy calls and room sessions as background work: consumers of `llm.call.completed` (and, when a price
 // covers session minutes, of `room.ended`) that, in the statement writing the event, queue one
 // pricing job per call or session (keyed by the event, so it is queued once), due
 // ATRIUM_BILLING_PRICING_DELAY_MS later so that a settlement prices many at once; the job posts the
@@ -6,16 +6,17 @@
 // ledger's idempotency key (`usage:<request id>`, `usage:session:<session id>`) makes a replay
 // change nothing.
 import { sql } from 'drizzle-orm';
-import type { AppContext } from '../../context.ts';
-import { defineConsumer, type EventConsumer } from '../../platform/events/catalogue.ts';
-import type { RunnerOf } from '../../platform/jobs/types.ts';
-import { recordTogether, type RecordWriter } from '../../platform/jobs/worker.ts';
-import type { Schedule } from '../../platform/jobs/scheduler.ts';
-import { llmCallCompleted } from '../llm-proxy/events.ts';
-import { roomEnded } from '../sessions/events.ts';
-import { PricedCall, priceJob, rechargeJob, sessionPriceJob } from './jobs.ts';
+import type { AppContext } from '../../../context.ts';
+import { defineConsumer, type EventConsumer } from '../../../platform/events/catalogue.ts';
+import type { RunnerOf } from '../../../platform/jobs/types.ts';
+import { recordTogether, type RecordWriter } from '../../../platform/jobs/worker.ts';
+import type { Schedule } from '../../../platform/jobs/scheduler.ts';
+import { llmCallCompleted } from '../../llm-proxy/events.ts';
+import { roomEnded } from '../../sessions/events.ts';
+import { PricedCall, priceJob, sessionPriceJob } from '../jobs.ts';
+import * as ledger from '../ledger/service.ts';
 import { pricesSessions } from './prices.ts';
-import { billingState, chargeRecharge, priceSessions, priceUsages, releaseStaleReservations, type ProjectCall, type ProjectSession } from './service.ts';
+import { priceBook, priceCalls, priceSessions, type ProjectCall, type ProjectSession } from './service.ts';
 
 const pricedCall = sql.raw(`jsonb_build_object(${Object.keys(PricedCall.properties).map((field) => `'${field}', event.data->'${field}'`).join(', ')})`);
 
@@ -28,8 +29,9 @@ export function usageConsumers(ctx: AppContext): EventConsumer[] {
     gatherMs,
     fanout: () => ({ jobs: { from: sql`event`, key: sql`event.id`, payload: { project_id: sql`event.project_id`, call: pricedCall } } }),
   });
-  // Sessions are priced only when the price list has a price for their minutes: no job otherwise.
-  const pricesMinutes = pricesSessions(billingState(ctx).prices);
+  // Sessions are priced only when the price list at start has a price for their minutes: no job
+  // otherwise (the statement that ends a session is built once).
+  const pricesMinutes = pricesSessions(priceBook(ctx).list);
   const sessions = defineConsumer({
     name: 'billing_sessions',
     takes: [roomEnded],
@@ -45,7 +47,7 @@ export function usageConsumers(ctx: AppContext): EventConsumer[] {
 
 export function priceHandler(ctx: AppContext): RunnerOf<typeof priceJob> {
   // The jobs settled together are priced together: a few statements per settlement, not per call.
-  const pricing: RecordWriter<ProjectCall> = { write: async (tx, calls) => { await priceUsages(ctx, tx, calls); } };
+  const pricing: RecordWriter<ProjectCall> = { write: async (tx, calls) => { await priceCalls(ctx, tx, calls); } };
   return {
     async run({ payload }) {
       return { recordTogether: recordTogether(pricing, { projectId: payload.project_id, call: payload.call }) };
@@ -62,21 +64,13 @@ export function sessionPriceHandler(ctx: AppContext): RunnerOf<typeof sessionPri
   };
 }
 
-export function rechargeHandler(ctx: AppContext): RunnerOf<typeof rechargeJob> {
-  return {
-    async run({ payload }, { db }) {
-      const record = await chargeRecharge(ctx, db, payload.project_id, payload.recharge_id);
-      return record ? { record } : {};
-    },
-  };
-}
-
 export function reservationSweep(ctx: AppContext): Schedule {
   return {
     name: 'billing.release-stale-reservations',
     cron: '*/10 * * * *',
     async run() {
-      const released = await releaseStaleReservations(ctx);
+      // Once the longest call could have lasted, twice over, and its record had ten minutes to come.
+      const released = await ledger.releaseStale(ctx.db, Math.ceil(ctx.config.llm.timeoutMs / 1000) * 2 + 600);
       if (released > 0) ctx.log.warn({ released }, 'billing: released reservations of calls whose usage record never came');
     },
   };
