@@ -24,6 +24,10 @@ const TARGETS = {
     mutate: ['src/modules/oauth/csrf.ts', 'src/modules/oauth/limits.ts'],
     tests: ['test/unit/oauth-csrf.test.ts', 'test/unit/oauth-limits.test.ts'],
   },
+  authority: {
+    mutate: ['src/platform/http/authority.ts'],
+    tests: ['test/unit/authority.test.ts'],
+  },
   'oauth-adapter': {
     mutate: ['src/modules/oauth/adapter.ts'],
     tests: ['test/integration/oauth-adapter.test.ts'],
