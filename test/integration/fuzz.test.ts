@@ -14,6 +14,7 @@ import { issuePersonalAccessToken } from '../../src/modules/users/service.ts';
 import { ERROR_CATALOGUE } from '../../src/platform/http/errors.ts';
 import { mutations, pick, sample, seededRandom, type BaseRequest, type FuzzRequest } from '../support/fuzz.ts';
 import { apiRoutes, pathParams, type RouteInfo } from '../support/routes.ts';
+import { LOCAL_PAYMENTS_ENV } from '../support/payments.ts';
 import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import { createFixtures, fingerprint, isProtocolError, paramValue, validBody } from '../support/walk.ts';
 
@@ -44,7 +45,8 @@ forEachEngine('fuzz over the route table', (engine) => {
 
   before(async () => {
     // No background work: every row change must come from a request.
-    service = await startTestService(engine, {}, { workers: () => [] });
+    // The fixtures buy credits: the local payment provider, allowed on PostgreSQL too.
+    service = await startTestService(engine, LOCAL_PAYMENTS_ENV, { workers: () => [] });
     a = await createTenant(service, 'fuzz-a');
     b = await createTenant(service, 'fuzz-b');
     const revoked = await call(service, 'POST', `/accounts/projects/${a.projectId}/api-keys`, { token: a.apiKey, json: { name: 'revoked' } });
