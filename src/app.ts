@@ -10,6 +10,7 @@ import { installBodyDrain } from './platform/http/body-drain.ts';
 import { installCors } from './platform/http/cors.ts';
 import { DEFAULT_CREDENTIALS, installAuth, validateAuthRequirement, type AuthRequirement } from './platform/http/auth.ts';
 import { installAuthority } from './platform/http/authority.ts';
+import { installAudit } from './platform/http/audit.ts';
 import { ErrorBody, MAX_PARAM_LENGTH, badRequest, frameworkErrorHandler, installErrorHandling } from './platform/http/errors.ts';
 import { CONSOLE_PATH, serveConsole } from './platform/http/console.ts';
 import { installMetrics } from './platform/http/metrics.ts';
@@ -126,6 +127,8 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
   installCors(app, { allowList: ctx.config.corsOrigins, origins: modules.find((m) => m.browserOrigins)?.browserOrigins?.(ctx) });
   installAuth(app, ctx.auth);
   installAuthority(app, ctx.authority);
+  installAudit(app, ctx.db, ctx.audit);
+  app.addHook('onClose', () => ctx.audit.flush());
   // Hooks that never wait are written with `done`: an async hook costs every request a promise
   // and a turn of the microtask queue.
   app.addHook('preValidation', (request, _reply, done) => {

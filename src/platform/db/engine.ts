@@ -10,6 +10,7 @@ import postgres from 'postgres';
 import { acquireDirLock } from './dir-lock.ts';
 import { PGliteWithColdParser } from './pglite-cold-parser.ts';
 import { preparedStatements } from './pglite-statements.ts';
+import { scopedDb } from './scope.ts';
 
 /** A Drizzle handle: the database itself or an open transaction (same query API). */
 export type Db = PgDatabase<PgQueryResultHKT>;
@@ -81,7 +82,7 @@ async function openPglite(dataDir: string): Promise<Database> {
   }
   // Every query a named prepared statement, as on PostgreSQL (`preparing` below).
   let sent = 0;
-  const db = drizzlePglite({ client: preparedStatements(client, { onStatement: () => { sent += 1; } }) as PGlite }) as unknown as Db;
+  const db = scopedDb(drizzlePglite({ client: preparedStatements(client, { onStatement: () => { sent += 1; } }) as PGlite }) as unknown as Db);
   return {
     engine: 'pglite',
     db,
@@ -148,7 +149,7 @@ async function openPostgres(url: string, poolSize: number, backgroundPoolSize: n
   });
   let sent = 0;
   const onStatement = () => { sent += 1; };
-  const db = drizzlePostgres(preparing(sql, onStatement)) as unknown as Db;
+  const db = scopedDb(drizzlePostgres(preparing(sql, onStatement)) as unknown as Db);
   return {
     engine: 'postgres',
     db,
