@@ -169,15 +169,28 @@ forEachEngine('audit log', (engine) => {
     assert.deepEqual(await entries(a.projectId, from), []);
   });
 
-  test('a change that fails after writing leaves neither the change nor the entry', async () => {
+  test('an entry that cannot be written takes its change with it: both or neither', async () => {
+    const { db } = service.ctx;
     const project = `/accounts/projects/${a.projectId}`;
-    const from = await lastSeq(a.projectId);
-    // The second room of the same name fails on its unique index, inside the request's transaction.
-    const name = `dup-${randomUUID().slice(0, 8)}`;
-    assert.equal((await call(service, 'POST', `${project}/rooms`, { token: a.apiKey, json: { name } })).status, 201);
-    assert.equal((await call(service, 'POST', `${project}/rooms`, { token: a.apiKey, json: { name } })).status, 409);
-    const written = await entries(a.projectId, from);
-    assert.deepEqual(written.map((e) => [e.action, e.outcome]), [['room.create', 'succeeded']]);
+    // Makes the entry of one action fail, as a full disk or a lost connection would at that point.
+    await db.execute(sql.raw(`create function audit_walk_refuse() returns trigger language plpgsql as $$
+      begin
+        if new.action = 'api_key.create' then raise exception 'the entry cannot be written'; end if;
+        return new;
+      end $$`));
+    await db.execute(sql.raw('create trigger audit_walk_refuse before insert on audit_log for each row execute function audit_walk_refuse()'));
+    try {
+      const keys = async () => (await call(service, 'GET', `${project}/api-keys`, { token: a.apiKey })).body.keys.length;
+      const before = await keys();
+      const from = await lastSeq(a.projectId);
+      const r = await call(service, 'POST', `${project}/api-keys`, { token: a.apiKey, json: { name: 'never made' } });
+      assert.equal(r.status, 500);
+      assert.equal(await keys(), before, 'the key was not made');
+      assert.deepEqual(await entries(a.projectId, from), []);
+    } finally {
+      await db.execute(sql.raw('drop trigger audit_walk_refuse on audit_log'));
+      await db.execute(sql.raw('drop function audit_walk_refuse()'));
+    }
   });
 
   test('GET audit-log: filters, continuation paging, and its permission', async () => {

@@ -18,6 +18,16 @@ import { actionName, decisionOf } from './authority.ts';
 
 const CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * `false` for a POST that changes nothing and is served at a hot path's rate: a room's connect,
+     * which answers a participant token from what the caller already holds.
+     */
+    audit?: false;
+  }
+}
+
 /** What an audited route records: its action, and where the request names the target. */
 export interface AuditedRoute {
   readonly action: string;
@@ -31,15 +41,15 @@ const verbOf = (method: string) => ({ POST: 'create', PUT: 'update', PATCH: 'upd
 
 /**
  * A route is audited when it changes state (POST, PUT, PATCH, DELETE) in a project named by its
- * path with a project role: the administration API. Its action is its declared resource action,
+ * path with a project role: the administration API (unless it declares `audit: false`). Its action is its declared resource action,
  * else `<type>.<verb>` from its path: the segments after the project, `…/webhooks/:webhook_id/rotate-secret`
  * is `webhook.rotate_secret` on that webhook, `…/api-keys/:id` with DELETE is `api_key.delete`,
  * `…/rooms` with POST is `room.create` (its target the created room's id), `…/settings` with PUT
  * is `setting.update` on the project.
  */
 export function auditAction(route: Pick<RouteOptions, 'url' | 'config'> & { method: string }): AuditedRoute | undefined {
-  const auth = (route.config as { auth?: AuthRequirement } | undefined)?.auth;
-  if (!CHANGING.has(route.method) || !auth || !isRole(auth.permission) || (auth.project ?? 'path') !== 'path') return undefined;
+  const { auth, audit } = (route.config ?? {}) as { auth?: AuthRequirement; audit?: false };
+  if (audit === false || !CHANGING.has(route.method) || !auth || !isRole(auth.permission) || (auth.project ?? 'path') !== 'path') return undefined;
   const path = route.url.split('/').filter(Boolean);
   const at = path.indexOf(':project_id');
   if (at < 0) return undefined;
