@@ -5,8 +5,10 @@
 // on the way. Then the list's filters and paging, its permission, and the table's append-only rule.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
+import { AUDIT_DOC, renderAuditDoc } from '../../scripts/audit-doc.ts';
 import { rowsOf } from '../../src/platform/db/rows.ts';
 import { auditAction } from '../../src/platform/http/audit.ts';
 import { apiRoutes, pathParams, type RouteInfo } from '../support/routes.ts';
@@ -68,7 +70,8 @@ forEachEngine('audit log', (engine) => {
     assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
     collectSecrets(hook.body);
     collectSecrets(rotated.body);
-    routes = apiRoutes(service).filter((route) => auditAction({ method: route.method, url: route.url, config: { auth: route.auth } }) !== undefined);
+    const configOf = (route: RouteInfo) => service.routes.find((r) => r.method === route.method && r.url === route.url)!.config as Parameters<typeof auditAction>[0]['config'];
+    routes = apiRoutes(service).filter((route) => auditAction({ method: route.method, url: route.url, config: configOf(route) }) !== undefined);
   });
   after(() => service?.stop());
 
@@ -81,13 +84,17 @@ forEachEngine('audit log', (engine) => {
     }
   }
 
+  test('docs/audit-log.md is up to date', () => {
+    assert.ok(readFileSync(AUDIT_DOC, 'utf8') === renderAuditDoc(service.routes), 'docs/audit-log.md is stale: run `npm run docs:audit` and commit the result');
+  });
+
   test('the walk covers the administration API', () => {
     assert.ok(routes.length > 40, `only ${routes.length} audited routes`);
     for (const [method, url] of [['POST', '/accounts/projects/:project_id/api-keys'], ['DELETE', '/accounts/projects/:project_id/api-keys/:id'], ['PUT', '/accounts/projects/:project_id/users/:user_id']]) {
       assert.ok(routes.some((r) => r.method === method && r.url === url), `${method} ${url} is audited`);
     }
-    // Reads and other projects' business are not.
-    assert.ok(!routes.some((r) => r.method === 'GET'));
+    // Reads are not, nor a connect, which changes nothing.
+    assert.ok(!routes.some((r) => r.method === 'GET' || r.url.endsWith('/connect')));
   });
 
   test('each successful call leaves exactly one entry: the admin, the action, its target', async () => {
@@ -116,8 +123,9 @@ forEachEngine('audit log', (engine) => {
       const params = pathParams(route.url).filter((p) => p !== 'project_id');
       const named = params.map((p) => paramValue(route, values, p)).filter((v): v is string => v !== undefined).map((v) => decodeURIComponent(v));
       const createdId = (r.body as { id?: unknown } | null)?.id;
-      const targetOk = named.length > 0 ? named.includes(entry.target_id ?? '')
-        : typeof createdId === 'string' ? entry.target_id === createdId : true;
+      // The resource the path names, or the one the call created.
+      const targets = [...named, ...(typeof createdId === 'string' ? [createdId] : [])];
+      const targetOk = targets.length === 0 || targets.includes(entry.target_id ?? '');
       if (entry.outcome !== 'succeeded' || entry.actor_type !== 'api_key' || entry.actor_id !== keyId || entry.credential_kind !== 'api_key'
         || !/^[a-z_]+\.[a-z_]+$/.test(entry.action) || !targetOk || entry.user_agent !== 'audit-walk/1' || entry.client_address === null
         || entry.request_id !== r.headers.get('x-request-id')) {
@@ -225,9 +233,12 @@ forEachEngine('audit log', (engine) => {
     await assert.rejects(db.execute(sql`update audit_log set action = 'x' where project_id = ${a.projectId}`), appendOnly);
     await assert.rejects(db.execute(sql`delete from audit_log where project_id = ${a.projectId}`), appendOnly);
     await assert.rejects(db.execute(sql`truncate audit_log`), appendOnly);
-    // Retention's own transaction may delete.
+    // Retention's own transactions may delete: entries older than the setting (90 days by default) go.
+    await db.execute(sql`insert into audit_log (id, at, project_id, actor_type, action, outcome) values (${randomUUID()}, now() - interval '91 days', ${a.projectId}, 'api_key', 'room.create', 'succeeded')`);
     const before = (await entries(a.projectId)).length;
-    assert.equal(await service.ctx.audit.removeOlderThan(new Date(Date.now() - 86_400_000), 1000), 0);
-    assert.equal((await entries(a.projectId)).length, before);
+    assert.equal(service.ctx.config.retention.auditRetentionMs, 90 * 86_400_000);
+    const cutoff = new Date(Date.now() - service.ctx.config.retention.auditRetentionMs);
+    assert.equal(await service.ctx.audit.prune(cutoff, { batchSize: 10, maxBatches: 10 }), 1);
+    assert.equal((await entries(a.projectId)).length, before - 1);
   });
 });

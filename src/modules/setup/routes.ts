@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import type { Api } from '../../module.ts';
+import { auditOrigin } from '../../platform/http/audit.ts';
 import { Name } from '../../platform/http/schemas.ts';
 import { checkSetup, runSetup } from './service.ts';
 
@@ -35,5 +36,5 @@ export function setupRoutes(app: Api, ctx: AppContext): void {
       }),
       response: { 201: Type.Object({ user_id: Type.String(), project_id: Type.String() }) },
     },
-  }, async (request, reply) => reply.status(201).send(await runSetup(ctx, request.body)));
+  }, async (request, reply) => reply.status(201).send(await runSetup(ctx, request.body, auditOrigin(request))));
 }

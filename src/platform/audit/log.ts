@@ -9,6 +9,7 @@ import type { Db } from '../db/engine.ts';
 import { timestamptz } from '../db/columns.ts';
 import { GroupCommit } from '../db/group-commit.ts';
 import { rowsOf } from '../db/rows.ts';
+import { pruneInBatches, type RetentionLimits } from '../jobs/retention.ts';
 
 export const auditLogTable = pgTable('audit_log', {
   seq: bigint('seq', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
@@ -122,16 +123,15 @@ export class AuditLog {
   }
 
   /**
-   * Removes the entries older than `before`: the one deletion the table allows, in a transaction
-   * that says it is the retention job's. Returns how many went.
+   * Removes the entries older than `before`, a batch at a time: the one deletion the table allows,
+   * each batch in a transaction that says it is the retention job's. Returns how many went.
    */
-  async removeOlderThan(before: Date, limit: number): Promise<number> {
-    return this.#db.transaction(async (tx) => {
+  prune(before: Date, limits: Pick<RetentionLimits, 'batchSize' | 'maxBatches'>, db: Db = this.#db): Promise<number> {
+    return pruneInBatches('audit_log', limits, (limit) => db.transaction(async (tx) => {
       await tx.execute(sql`set local atrium.audit_retention = 'on'`);
-      const removed = await tx.execute(sql`
+      return rowsOf(await tx.execute(sql`
         delete from audit_log where seq in (select seq from audit_log where at < ${before.toISOString()}::timestamptz order by seq limit ${limit})
-        returning seq`);
-      return rowsOf(removed).length;
-    });
+        returning seq`)).length;
+    }));
   }
 }

@@ -34,18 +34,29 @@ export interface AuditedRoute {
   readonly targetType: string;
   /** The path parameter naming the target; without one, the created resource's `id` in the answer. */
   readonly targetParam?: string | undefined;
+  /** For a create whose answer has no `id`: the resource the path names last, which it was created in. */
+  readonly owner?: { readonly targetType: string; readonly targetParam: string } | undefined;
 }
 
-const singular = (word: string) => word.replace(/-/g, '_').replace(/ies$/, 'y').replace(/(?<!s)s$/, '');
+const word = (segment: string) => segment.replace(/-/g, '_');
+const singular = (collection: string) => word(collection).replace(/ies$/, 'y').replace(/(x|ch|sh|ss)es$/, '$1').replace(/(?<!s)s$/, '');
+/** A collection's segment is a plural noun (`rooms`, `api-keys`); any other static segment is a verb or a singleton (`rotate-secret`, `storage`). */
+const isCollection = (segment: string) => /[^s]s$/.test(segment);
+const isParam = (segment: string | undefined): segment is string => segment?.startsWith(':') === true;
 const verbOf = (method: string) => ({ POST: 'create', PUT: 'update', PATCH: 'update', DELETE: 'delete' })[method] ?? method.toLowerCase();
 
 /**
  * A route is audited when it changes state (POST, PUT, PATCH, DELETE) in a project named by its
- * path with a project role: the administration API (unless it declares `audit: false`). Its action is its declared resource action,
- * else `<type>.<verb>` from its path: the segments after the project, `…/webhooks/:webhook_id/rotate-secret`
- * is `webhook.rotate_secret` on that webhook, `…/api-keys/:id` with DELETE is `api_key.delete`,
- * `…/rooms` with POST is `room.create` (its target the created room's id), `…/settings` with PUT
- * is `setting.update` on the project.
+ * path with a project role: the administration API (unless it declares `audit: false`). Its action
+ * is its declared resource action, else `<type>.<verb>` from the path after the project:
+ * - one resource (`…/api-keys/:id`): its collection's type, and `update` (PUT, PATCH) or `delete`;
+ * - a collection (`…/rooms`, `…/rooms/:room_name/secrets`, and any segment right after the
+ *   project: `…/recharge`): POST is `room.create`, `secret.create`, `recharge.create` on the created
+ *   resource (the answer's `id`, else the resource the path names last); PUT and DELETE update or
+ *   delete it as a whole (`…/settings` is `setting.update`, `…/sign-in-policy` `sign_in_policy.update`)
+ *   on the resource the path names last (the project, here);
+ * - a verb after a resource (`…/webhooks/:webhook_id/rotate-secret`, `…/storage/upload`): POST is
+ *   the verb on that resource (`webhook.rotate_secret`, `storage.upload`).
  */
 export function auditAction(route: Pick<RouteOptions, 'url' | 'config'> & { method: string }): AuditedRoute | undefined {
   const { auth, audit } = (route.config ?? {}) as { auth?: AuthRequirement; audit?: false };
@@ -58,20 +69,22 @@ export function auditAction(route: Pick<RouteOptions, 'url' | 'config'> & { meth
     const action = actionName(requirement);
     return { action, targetType: action.slice(0, action.lastIndexOf('.')), targetParam: requirement.param };
   }
-  const rest = path.slice(at + 1).filter((segment) => segment !== 'storage' || path.length === at + 2);
-  const isParam = (segment: string | undefined) => segment?.startsWith(':') === true;
+  const rest = path.slice(at + 1);
+  const verb = verbOf(route.method);
   const last = rest.at(-1);
-  if (last === undefined) return { action: `project.${verbOf(route.method)}`, targetType: 'project', targetParam: 'project_id' };
-  if (isParam(last)) {
-    return { action: `${singular(rest.at(-2) ?? 'project')}.${verbOf(route.method)}`, targetType: singular(rest.at(-2) ?? 'project'), targetParam: last.slice(1) };
-  }
   const before = rest.at(-2);
-  if (isParam(before)) {
-    const type = singular(rest.at(-3) ?? 'project');
-    return { action: `${type}.${singular(last)}`, targetType: type, targetParam: before!.slice(1) };
-  }
-  if (before !== undefined) return { action: `${singular(before)}.${singular(last)}`, targetType: singular(before) };
-  return { action: `${singular(last)}.${verbOf(route.method)}`, targetType: singular(last) };
+  /** The resource the path names last: its type and parameter (the project when none other). */
+  const named = () => {
+    const index = rest.findLastIndex(isParam);
+    return index < 0 ? { targetType: 'project', targetParam: 'project_id' } : { targetType: singular(rest[index - 1] ?? 'project'), targetParam: rest[index]!.slice(1) };
+  };
+  if (last === undefined) return { action: `project.${verb}`, targetType: 'project', targetParam: 'project_id' };
+  if (isParam(last)) return { action: `${singular(before ?? 'project')}.${verb}`, targetType: singular(before ?? 'project'), targetParam: last.slice(1) };
+  if (route.method !== 'POST') return { action: `${(isCollection(last) ? singular : word)(last)}.${verb}`, ...named() };
+  if (before !== undefined && !isParam(before)) return { action: `${word(before)}.${word(last)}`, targetType: word(before), owner: named() };
+  if (isCollection(last) || before === undefined) return { action: `${singular(last)}.create`, targetType: singular(last), owner: named() };
+  const owner = named();
+  return { action: `${owner.targetType}.${word(last)}`, ...owner };
 }
 
 /** Who a credential stands for in an entry. */
@@ -97,7 +110,8 @@ function targetOf(request: FastifyRequest, route: AuditedRoute, answer: unknown)
   const params = request.params as Record<string, string | undefined>;
   if (route.targetParam !== undefined) return { type: route.targetType, id: params[route.targetParam] };
   const created = (answer as { id?: unknown } | null | undefined)?.id;
-  return { type: route.targetType, id: typeof created === 'string' ? created : undefined };
+  if (typeof created === 'string') return { type: route.targetType, id: created };
+  return route.owner ? { type: route.owner.targetType, id: params[route.owner.targetParam] } : { type: route.targetType };
 }
 
 function entryOf(request: FastifyRequest, route: AuditedRoute, outcome: AuditOutcome, answer: unknown, reason?: string): AuditEntry {
