@@ -1,5 +1,5 @@
 // The CLI's command groups for everyday work — projects, members, rooms, API keys, OAuth clients,
-// webhooks, storage — declared as data: each command names its arguments and options, says what it
+// webhooks, storage, the audit log — declared as data: each command names its arguments and options, says what it
 // does (the help text and docs/cli.md come from here), calls the API through the generated client
 // and returns rows, a record or a message; printing as a table or `--json`, the server, the
 // credential, the project and error messages are handled once, in `runGroup`.
@@ -412,7 +412,52 @@ const storage: Group = {
   ],
 };
 
-export const GROUPS: readonly Group[] = [projects, members, rooms, apiKeys, oauthClients, webhooks, storage];
+const FILTERS: Record<string, Option> = {
+  actor: { type: 'string', description: 'Only entries of this actor (a user\'s or API key\'s id)', placeholder: 'ID' },
+  action: { type: 'string', description: 'Only this action (room.create), or every action on a type (room.*)', placeholder: 'ACTION' },
+  target: { type: 'string', description: 'Only entries whose target has this id', placeholder: 'ID' },
+  outcome: { type: 'string', description: 'Only succeeded, refused or failed entries', placeholder: 'OUTCOME' },
+  since: { type: 'string', description: 'Only entries at or after this time (ISO 8601)', placeholder: 'TIME' },
+  until: { type: 'string', description: 'Only entries before this time (ISO 8601)', placeholder: 'TIME' },
+  limit: { type: 'string', description: 'Most entries, newest first (default 100; 0 for all)', placeholder: 'N' },
+  jsonl: { type: 'boolean', description: 'Print one JSON entry per line, for log collectors (docs/audit-log.md)' },
+};
+
+const audit: Group = {
+  name: 'audit',
+  summary: 'The project\'s audit log: who did what, when, with which credential',
+  commands: [
+    {
+      name: 'list', summary: 'List audit entries, newest first, filtered; --jsonl exports them', options: FILTERS,
+      async run(ctx) {
+        const limit = str(ctx, 'limit') === undefined ? 100 : Number(str(ctx, 'limit'));
+        if (!Number.isInteger(limit) || limit < 0) throw new UsageError('--limit takes a whole number (0 for all)');
+        const outcome = str(ctx, 'outcome');
+        if (outcome !== undefined && !['succeeded', 'refused', 'failed'].includes(outcome)) throw new UsageError('--outcome is succeeded, refused or failed');
+        const filters = Object.fromEntries(['actor', 'action', 'target', 'outcome', 'since', 'until'].flatMap((name) => (str(ctx, name) === undefined ? [] : [[name, str(ctx, name)]])));
+        const project = await ctx.project();
+        const entries: Record<string, unknown>[] = [];
+        let token: string | undefined;
+        do {
+          const pageSize = limit === 0 ? 1000 : Math.min(1000, limit - entries.length);
+          const page = await unwrap(ctx.api.GET('/accounts/projects/{project_id}/audit-log', {
+            params: { path: { project_id: project }, query: { ...filters, page_size: pageSize, ...(token ? { continuation_token: token } : {}) } as never },
+          }));
+          entries.push(...page.entries);
+          token = page.continuation_token ?? undefined;
+        } while (token && (limit === 0 || entries.length < limit));
+        if (ctx.options.jsonl) return { message: entries.map((entry) => JSON.stringify(entry)).join('\n'), data: entries };
+        const rows = entries.map((e) => {
+          const { actor, target } = e as { actor: { type: string; name: string | null; id: string | null }; target: { type: string | null; id: string | null } };
+          return { at: e.at, actor: `${actor.type}:${actor.name ?? actor.id ?? ''}`, action: e.action, target: target.id ?? '', outcome: e.outcome, client: e.client_address ?? '' };
+        });
+        return { rows, columns: ['at', 'actor', 'action', 'target', 'outcome', 'client'], data: entries };
+      },
+    },
+  ],
+};
+
+export const GROUPS: readonly Group[] = [projects, members, rooms, apiKeys, oauthClients, webhooks, storage, audit];
 
 const COMMON_OPTIONS: Record<string, Option> = {
   server: { type: 'string', description: 'The Atrium server (default: ATRIUM_URL, else the one you are signed in to)', placeholder: 'URL' },
