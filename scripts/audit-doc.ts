@@ -4,6 +4,7 @@
 // `npm run docs:audit` rewrites the file; test/integration/audit-log.test.ts fails when it is stale.
 import { writeFileSync } from 'node:fs';
 import { documentedPath } from '../src/app.ts';
+import { KEY_EVENTS } from '../src/cli/keys.ts';
 import { SIGNIN_EVENTS } from '../src/modules/oauth/signin/audit.ts';
 import { SETUP_EVENTS } from '../src/modules/setup/service.ts';
 import type { AuthRequirement } from '../src/platform/http/auth.ts';
@@ -31,9 +32,9 @@ writes a line for a new route, whose action comes from its declaration.
 | field | what it is |
 |---|---|
 | \`id\`, \`at\` | the entry's id and time (the time of the change's transaction) |
-| \`project_id\` | the project, or null for the deployment's own events (sign-in pages, the first run) |
-| \`actor.type\`, \`actor.id\`, \`actor.name\` | \`user\` (its id and email), \`api_key\` (its id and name), \`participant\` (the id of the key that signed the token), or \`anonymous\` with the address a failed sign-in gave |
-| \`actor.credential_kind\`, \`actor.credential_id\` | the credential used: \`api_key\`, \`user\` (a personal access token), \`oauth\` (an OAuth access token, with \`actor.oauth_client_id\`), \`participant\`, \`session\` (the sign-in pages), \`setup_token\`; its id, never its value |
+| \`project_id\` | the project, or null for the deployment's own events (sign-in pages, the first run, signing-key rotation) |
+| \`actor.type\`, \`actor.id\`, \`actor.name\` | \`user\` (its id and email), \`api_key\` (its id and name), \`participant\` (the id of the key that signed the token), \`operator\` (a command at the server's shell, by its operating-system user), or \`anonymous\` with the address a failed sign-in gave |
+| \`actor.credential_kind\`, \`actor.credential_id\` | the credential used: \`api_key\`, \`user\` (a personal access token), \`oauth\` (an OAuth access token, with \`actor.oauth_client_id\`), \`participant\`, \`session\` (the sign-in pages), \`setup_token\`, \`server_host\`; its id, never its value |
 | \`action\` | \`<type>.<action>\`, from the tables below |
 | \`target.type\`, \`target.id\` | what the action was on: the id (or the name, where the path names it by name) the request named, or the created resource's id |
 | \`outcome\` | \`succeeded\`, \`refused\` (by the authority check: a missing project role, or an action the caller may not take on that resource), or \`failed\` (a failed sign-in) |
@@ -86,7 +87,7 @@ export function renderAuditDoc(routes: readonly RouteRow[]): string {
     byAction.set(audited.action, row);
   }
   const actions = [...byAction.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  const events = Object.entries({ ...SIGNIN_EVENTS, ...SETUP_EVENTS }).sort(([a], [b]) => (a < b ? -1 : 1));
+  const events = Object.entries({ ...SIGNIN_EVENTS, ...SETUP_EVENTS, ...KEY_EVENTS }).sort(([a], [b]) => (a < b ? -1 : 1));
   return [
     PROSE.trimEnd(),
     '',

@@ -13095,13 +13095,13 @@ export interface paths {
                                 /** @description null for the deployment's own events */
                                 project_id: string | null;
                                 actor: {
-                                    /** @description `user`, `api_key`, `participant`, or `anonymous` (a failed sign-in) */
+                                    /** @description `user`, `api_key`, `participant`, `operator` (a command at the server's shell), or `anonymous` (a failed sign-in) */
                                     type: string;
                                     /** @description The user's or API key's id */
                                     id: string | null;
                                     /** @description The user's email or the key's name, as it was then */
                                     name: string | null;
-                                    /** @description `api_key`, `user` (a personal access token), `oauth`, `participant`, or `session` (the sign-in pages) */
+                                    /** @description `api_key`, `user` (a personal access token), `oauth`, `participant`, `session` (the sign-in pages), `setup_token` or `server_host` */
                                     credential_kind: string | null;
                                     /** @description The credential's id (never its value) */
                                     credential_id: string | null;

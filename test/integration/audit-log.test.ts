@@ -9,11 +9,20 @@ import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import { AUDIT_DOC, renderAuditDoc } from '../../scripts/audit-doc.ts';
+import { keysCommand } from '../../src/cli/keys.ts';
 import { rowsOf } from '../../src/platform/db/rows.ts';
 import { auditAction } from '../../src/platform/http/audit.ts';
 import { apiRoutes, pathParams, type RouteInfo } from '../support/routes.ts';
 import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import { createFixtures, paramValue, routePath, validBody } from '../support/walk.ts';
+
+/** What a command prints, while it runs. */
+function captureStdout() {
+  const write = process.stdout.write.bind(process.stdout);
+  let text = '';
+  process.stdout.write = ((chunk: string) => { text += chunk; return true; }) as typeof process.stdout.write;
+  return { text: () => text, restore: () => { process.stdout.write = write; } };
+}
 
 interface Row {
   seq: string | number;
@@ -225,6 +234,16 @@ forEachEngine('audit log', (engine) => {
     assert.equal((await call(service, 'GET', `${project}/audit-log`, { token: memberKey })).status, 403);
     const reader = await call(service, 'POST', `${project}/api-keys`, { token: a.apiKey, json: { name: 'reader', roles: ['audit_reader'] } });
     assert.equal((await call(service, 'GET', `${project}/audit-log`, { token: reader.body.value })).status, 200);
+  });
+
+  // The command opens the database itself: the embedded one is held by the running service.
+  if (engine === 'postgres') test('a signing-key rotation at the server\'s shell is a deployment event, with its key', async () => {
+    const written = captureStdout();
+    const code = await keysCommand(['rotate'], () => service.ctx.config).finally(written.restore);
+    assert.equal(code, 0);
+    const { kid } = JSON.parse(written.text()) as { kid: string };
+    const [entry] = rowsOf<Row & { project_id: string | null }>(await service.ctx.db.execute(sql`select * from audit_log where action = 'signing_key.rotate' and target_id = ${kid}`));
+    assert.deepEqual([entry?.project_id, entry?.actor_type, entry?.credential_kind], [null, 'operator', 'server_host']);
   });
 
   test('the table is append-only: UPDATE, DELETE and TRUNCATE are refused outside retention', async () => {

@@ -12,10 +12,10 @@ export const AuditEntry = Type.Object({
   at: Timestamp,
   project_id: Type.Union([Uuid, Type.Null()], { description: 'null for the deployment\'s own events' }),
   actor: Type.Object({
-    type: Type.String({ description: '`user`, `api_key`, `participant`, or `anonymous` (a failed sign-in)' }),
+    type: Type.String({ description: '`user`, `api_key`, `participant`, `operator` (a command at the server\'s shell), or `anonymous` (a failed sign-in)' }),
     id: Text('The user\'s or API key\'s id'),
     name: Text('The user\'s email or the key\'s name, as it was then'),
-    credential_kind: Text('`api_key`, `user` (a personal access token), `oauth`, `participant`, or `session` (the sign-in pages)'),
+    credential_kind: Text('`api_key`, `user` (a personal access token), `oauth`, `participant`, `session` (the sign-in pages), `setup_token` or `server_host`'),
     credential_id: Text('The credential\'s id (never its value)'),
     oauth_client_id: Text('The OAuth client, for an OAuth access token'),
   }),

@@ -5,7 +5,7 @@ import { every } from '../../ui/exhaustive.ts';
 export const ROLE_OPTIONS = every<Role>()([
   'admin', 'developer', 'member', 'room_creator', 'agent_creator', 'llm_proxy_user',
   'oauth_client_creator', 'oauth_client_inventory', 'oauth_client_manager', 'room_server',
-  'session_inventory', 'usage_reporter', 'billing_manager', 'service_creator', 'service_inventory',
+  'session_inventory', 'usage_reporter', 'audit_reader', 'billing_manager', 'service_creator', 'service_inventory',
   'service_manager', 'secret_creator', 'secret_inventory', 'secret_manager', 'route_creator',
   'route_inventory', 'route_manager', 'repository_creator', 'repository_inventory',
   'repository_manager', 'external_oauth_creator', 'external_oauth_inventory',
