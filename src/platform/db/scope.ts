@@ -4,7 +4,7 @@
 // service passing a transaction along. Work that is not the request's (group-committed writes of
 // many requests, the job worker) runs outside any request's transaction.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Db } from './engine.ts';
+import type { Db } from './handle.ts';
 
 /** The open transaction of the request in flight; `open` turns false when it ends, for work it left running. */
 interface Scope {
