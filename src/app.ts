@@ -11,6 +11,7 @@ import { installCompression } from './platform/http/compression.ts';
 import { installCors } from './platform/http/cors.ts';
 import { DEFAULT_CREDENTIALS, installAuth, validateAuthRequirement, type AuthRequirement } from './platform/http/auth.ts';
 import { installAuthority } from './platform/http/authority.ts';
+import { installAudit } from './platform/http/audit.ts';
 import { ErrorBody, MAX_PARAM_LENGTH, badRequest, frameworkErrorHandler, installErrorHandling } from './platform/http/errors.ts';
 import { CONSOLE_PATH, serveConsole } from './platform/http/console.ts';
 import { installMetrics } from './platform/http/metrics.ts';
@@ -128,6 +129,8 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
   installAuth(app, ctx.auth);
   installAuthority(app, ctx.authority);
   installCompression(app);
+  installAudit(app, ctx.db, ctx.audit);
+  app.addHook('onClose', () => ctx.audit.flush());
   // Hooks that never wait are written with `done`: an async hook costs every request a promise
   // and a turn of the microtask queue.
   app.addHook('preValidation', (request, _reply, done) => {

@@ -180,6 +180,10 @@ export const SETTINGS = {
       env: 'ATRIUM_RETENTION_DAYS', group: JOBS, kind: integer(1, 3650, { unit: 'days', scale: 86_400_000 }), default: '30',
       description: 'Finished webhook deliveries with their attempts, dead background jobs, events no delivery needs any more and development mail older than this are deleted by an hourly schedule (session telemetry and task runs have settings of their own).',
     }),
+    auditRetentionMs: setting({
+      env: 'ATRIUM_AUDIT_RETENTION_DAYS', group: JOBS, kind: integer(1, 36_500, { unit: 'days', scale: 86_400_000 }), default: '90',
+      description: 'Entries of the audit log older than this are deleted by an hourly schedule, the one deletion the table allows (docs/audit-log.md).',
+    }),
     batchSize: setting({
       env: 'ATRIUM_RETENTION_BATCH_SIZE', group: JOBS, kind: integer(1, 100_000), default: '1000',
       description: 'Rows deleted per statement by retention; each batch is a short statement of its own, and a run stops after 100 batches per table.',

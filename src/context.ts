@@ -1,6 +1,7 @@
 // What every module receives: configuration and the shared platform services.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.ts';
+import type { AuditLog } from './platform/audit/log.ts';
 import type { BlobStore } from './platform/blobs/store.ts';
 import type { SecretBox } from './platform/crypto/secrets.ts';
 import type { SigningKeys } from './platform/crypto/signing-keys.ts';
@@ -25,6 +26,8 @@ export interface AppContext {
   authority: Authority;
   /** Whether a paid call (the LLM proxy's) may go ahead: billing's answer, or always yes without it. */
   admission: CallAdmission;
+  /** The audit log: entries written with the change they record, and those of refusals and sign-ins soon after. */
+  audit: AuditLog;
   /** Outgoing mail (SMTP, or the development outbox). */
   mail: Mailer;
   log: FastifyBaseLogger;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { buildApp, type BuiltApp } from './app.ts';
 import type { Config } from './config.ts';
+import { AuditLog } from './platform/audit/log.ts';
 import type { AppContext } from './context.ts';
 import { modules as allModules } from './modules/index.ts';
 import { FileBlobStore, type BlobStore } from './platform/blobs/store.ts';
@@ -90,6 +91,7 @@ export async function openContext(config: Config, log?: FastifyBaseLogger, modul
       authority: new Authority(database.db, modules.flatMap((m) => m.resources ?? []), modules.flatMap((m) => m.tokenRoles ?? [])),
       admission: admitEveryCall,
       mail: createMailer(config.mail, database.db),
+      audit: new AuditLog(database.db),
       log: logger,
     };
     const admissions = modules.filter((m) => m.admission);

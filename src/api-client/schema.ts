@@ -873,7 +873,7 @@ export interface paths {
                                  * @description A project role
                                  * @enum {unknown}
                                  */
-                                name: "admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager";
+                                name: "admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "audit_reader" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager";
                                 /** @description What a holder of the role may do */
                                 description: string;
                                 /**
@@ -1162,7 +1162,7 @@ export interface paths {
                         "application/json": {
                             role: "admin" | "developer" | "member";
                             /** @description Every role the caller holds, implied ones included */
-                            roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
+                            roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "audit_reader" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
                             is_admin: boolean;
                             is_developer: boolean;
                             can_create_rooms: boolean;
@@ -1226,7 +1226,7 @@ export interface paths {
                                 first_name: string;
                                 last_name: string;
                                 /** @description Roles granted directly */
-                                roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
+                                roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "audit_reader" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
                                 is_admin: boolean;
                                 is_developer: boolean;
                                 can_create_rooms: boolean;
@@ -1280,7 +1280,7 @@ export interface paths {
                          * @description UUID
                          */
                         project_id?: string;
-                        roles?: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
+                        roles?: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "audit_reader" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
                         is_admin?: boolean | null;
                         is_developer?: boolean | null;
                         can_create_rooms?: boolean | null;
@@ -1340,7 +1340,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        roles?: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
+                        roles?: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "audit_reader" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
                         is_admin?: boolean | null;
                         is_developer?: boolean | null;
                         can_create_rooms?: boolean | null;
@@ -1495,7 +1495,7 @@ export interface paths {
                             id: string;
                             email: string;
                             /** @description The roles the invitee gets on joining */
-                            roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
+                            roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "audit_reader" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
                             status: "pending" | "expired";
                             /** @description How many times the invitation was issued (sent or resent) */
                             sent_count: number;
@@ -1612,7 +1612,7 @@ export interface paths {
                             project_id: string;
                             project_name: string;
                             email: string;
-                            roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
+                            roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "audit_reader" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
                             /** @description When true, accepting joins the existing account and needs no password */
                             account_exists: boolean;
                             /**
@@ -2545,7 +2545,7 @@ export interface paths {
                                 name: string;
                                 description: string;
                                 /** @description null: acts as a project admin */
-                                roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[] | null;
+                                roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "audit_reader" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[] | null;
                                 created_by: string | null;
                                 /**
                                  * Format: date-time
@@ -2579,7 +2579,7 @@ export interface paths {
                         name: string;
                         description?: string | null;
                         /** @description Narrow the key to these roles; by default it acts as a project admin */
-                        roles?: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[] | null;
+                        roles?: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "audit_reader" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[] | null;
                     };
                 };
             };
@@ -2595,7 +2595,7 @@ export interface paths {
                             name: string;
                             description: string;
                             /** @description null: acts as a project admin */
-                            roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[] | null;
+                            roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "audit_reader" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[] | null;
                             created_by: string | null;
                             /**
                              * Format: date-time
@@ -13132,6 +13132,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/accounts/projects/{project_id}/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the project's audit log, newest first
+         * @description Every state-changing request of the administration API leaves one entry, written with its change; a refusal by the authority check leaves a `refused` entry within seconds. Filters combine; a continuation token carries on with the filters it was given with. docs/audit-log.md lists the actions. Requires: audit_reader.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Most items returned */
+                    page_size?: number;
+                    /** @description From the previous page; absent for the first page */
+                    continuation_token?: string;
+                    /** @description Only entries of this actor (a user's or API key's id) */
+                    actor?: string;
+                    /** @description Only this action (`room.create`), or every action on a type (`room.*`) */
+                    action?: string;
+                    /** @description Only entries whose target has this id */
+                    target?: string;
+                    /** @description Only entries whose target is of this type */
+                    target_type?: string;
+                    /** @description `succeeded`, `refused` (by the authority check) or `failed` (a failed sign-in) */
+                    outcome?: "succeeded" | "refused" | "failed";
+                    /** @description Only entries at or after this time */
+                    since?: string;
+                    /** @description Only entries before this time */
+                    until?: string;
+                };
+                header?: never;
+                path: {
+                    /** @description UUID */
+                    project_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            entries: {
+                                /**
+                                 * Format: uuid
+                                 * @description UUID
+                                 */
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC
+                                 */
+                                at: string;
+                                /** @description null for the deployment's own events */
+                                project_id: string | null;
+                                actor: {
+                                    /** @description `user`, `api_key`, `participant`, `operator` (a command at the server's shell), or `anonymous` (a failed sign-in) */
+                                    type: string;
+                                    /** @description The user's or API key's id */
+                                    id: string | null;
+                                    /** @description The user's email or the key's name, as it was then */
+                                    name: string | null;
+                                    /** @description `api_key`, `user` (a personal access token), `oauth`, `participant`, `session` (the sign-in pages), `setup_token` or `server_host` */
+                                    credential_kind: string | null;
+                                    /** @description The credential's id (never its value) */
+                                    credential_id: string | null;
+                                    /** @description The OAuth client, for an OAuth access token */
+                                    oauth_client_id: string | null;
+                                };
+                                /** @description `<type>.<action>`: docs/audit-log.md lists every one */
+                                action: string;
+                                target: {
+                                    /** @description The target's resource type */
+                                    type: string | null;
+                                    /** @description The target's id, or the name the request gave it */
+                                    id: string | null;
+                                };
+                                /** @description `succeeded`, `refused` (by the authority check) or `failed` (a failed sign-in) */
+                                outcome: "succeeded" | "refused" | "failed";
+                                /** @description Why it was refused or failed */
+                                reason: string | null;
+                                /** @description The request's X-Request-Id */
+                                request_id: string | null;
+                                /** @description The client's address, through the trusted proxies (ATRIUM_TRUST_PROXY) */
+                                client_address: string | null;
+                                /** @description The client's User-Agent */
+                                user_agent: string | null;
+                            }[];
+                            /** @description Pass it to get the next page; null on the last page */
+                            continuation_token: string | null;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/setup/check": {
         parameters: {
             query?: never;
@@ -13288,7 +13398,7 @@ export interface components {
             id: string;
             email: string;
             /** @description The roles the invitee gets on joining */
-            roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
+            roles: ("admin" | "developer" | "member" | "room_creator" | "agent_creator" | "llm_proxy_user" | "oauth_client_creator" | "oauth_client_inventory" | "oauth_client_manager" | "room_server" | "session_inventory" | "usage_reporter" | "audit_reader" | "billing_manager" | "service_creator" | "service_inventory" | "service_manager" | "secret_creator" | "secret_inventory" | "secret_manager" | "route_creator" | "route_inventory" | "route_manager" | "repository_creator" | "repository_inventory" | "repository_manager" | "external_oauth_creator" | "external_oauth_inventory" | "external_oauth_manager" | "share_creator" | "share_inventory" | "share_manager" | "mailbox_creator" | "mailbox_inventory" | "mailbox_manager" | "feed_creator" | "feed_inventory" | "feed_manager" | "feed_subscription_creator" | "feed_subscription_inventory" | "feed_subscription_manager" | "llm_logger_creator" | "llm_logger_inventory" | "llm_logger_manager" | "scheduled_task_creator" | "scheduled_task_inventory" | "scheduled_task_manager")[];
             status: "pending" | "expired";
             /** @description How many times the invitation was issued (sent or resent) */
             sent_count: number;

@@ -378,6 +378,25 @@ export const GROUPS: readonly Group[] = [
       },
     ],
   },
+  {
+    name: 'audit', summary: "The project's audit log: who did what, when, with which credential", families: ['audit-log'], default: 'list',
+    code: code(() => import('./commands/audit.ts')),
+    commands: [
+      {
+        name: 'list', summary: 'List audit entries, newest first, filtered; --jsonl exports them',
+        options: {
+          actor: { type: 'string', description: "Only entries of this actor (a user's or API key's id)", placeholder: 'ID' },
+          action: { type: 'string', description: 'Only this action (room.create), or every action on a type (room.*)', placeholder: 'ACTION' },
+          target: { type: 'string', description: 'Only entries whose target has this id', placeholder: 'ID' },
+          outcome: { type: 'string', description: 'Only succeeded, refused or failed entries', placeholder: 'OUTCOME' },
+          since: { type: 'string', description: 'Only entries at or after this time (ISO 8601)', placeholder: 'TIME' },
+          until: { type: 'string', description: 'Only entries before this time (ISO 8601)', placeholder: 'TIME' },
+          limit: { type: 'string', description: 'Most entries, newest first (default 100; 0 for all)', placeholder: 'N' },
+          jsonl: { type: 'boolean', description: 'Print one JSON entry per line, for log collectors (docs/audit-log.md)' },
+        },
+      },
+    ],
+  },
 ];
 
 const COMMON_OPTIONS: Record<string, Option> = {

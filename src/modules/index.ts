@@ -4,6 +4,7 @@ import type { Module } from '../module.ts';
 import { oauthModule } from './oauth/index.ts';
 import { agentsModule } from './agents/index.ts';
 import { apiKeysModule } from './api-keys/index.ts';
+import { auditLogModule } from './audit-log/index.ts';
 import { billingModule } from './billing/index.ts';
 import { externalOAuthModule } from './external-oauth/index.ts';
 import { feedsModule } from './feeds/index.ts';
@@ -58,5 +59,6 @@ export const modules: readonly Module[] = [
   llmProxyModule,
   llmLoggersModule,
   billingModule,
+  auditLogModule,
   setupModule,
 ];

@@ -197,6 +197,19 @@ describe('command groups', () => {
     assert.doesNotMatch(await ok(['api-keys', 'list']), /\bci\b/);
   });
 
+  test('audit: who did what, filtered, as a table and as JSON Lines', async () => {
+    const key = await json(['api-keys', 'create', 'audited', '--role', 'member']);
+    await ok(['api-keys', 'delete', key.id]);
+    const listed = await ok(['audit', 'list', '--target', key.id]);
+    assert.match(listed, /api_key\.create/);
+    assert.match(listed, /api_key\.delete/);
+    assert.match(listed, new RegExp(`user:${tenant.email}`));
+    const lines = (await ok(['audit', 'list', '--action', 'api_key.*', '--limit', '0', '--jsonl'])).trim().split('\n').map((line) => JSON.parse(line) as { action: string; target: { id: string } });
+    assert.ok(lines.length >= 2 && lines.every((entry) => entry.action.startsWith('api_key.')));
+    assert.deepEqual(lines.filter((entry) => entry.target.id === key.id).map((entry) => entry.action), ['api_key.delete', 'api_key.create']);
+    assert.equal((await atrium(['audit', 'list', '--outcome', 'maybe'])).code, 2);
+  });
+
   test('oauth-clients: create, list, show, delete; bad input gets the API message', async () => {
     const created = await json(['oauth-clients', 'create', 'Spa', '--redirect-uri', 'https://spa.example/callback', '--public']);
     assert.equal(created.public, true);

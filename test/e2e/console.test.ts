@@ -177,6 +177,24 @@ describe('the web console in Chromium', () => {
     await shoot(page, 'api-keys');
   });
 
+  test('the audit log: the key just made, found by its action, and its entry whole', async (t) => {
+    if (!ready(t)) return;
+    await nav(page, 'Audit log').click();
+    await page.getByLabel('Action').fill('api_key.*');
+    const row = page.getByRole('row', { name: /Entry api_key\.create/ });
+    await row.first().waitFor();
+    await row.first().click();
+    const drawer = page.getByRole('dialog', { name: 'Audit entry' });
+    await drawer.getByText('api_key.create').waitFor();
+    await drawer.getByText('Request id').waitFor();
+    await drawer.getByText('127.0.0.1').waitFor();
+    await shoot(page, 'audit-log');
+    await page.keyboard.press('Escape');
+    await page.getByRole('combobox', { name: 'Outcome' }).click();
+    await page.getByRole('option', { name: 'refused' }).click();
+    await page.getByText('No entries match.').waitFor();
+  });
+
   test('an OAuth client with a logo and the dark theme: the preview, then the real consent page', async (t) => {
     if (!ready(t)) return;
     const redirectUri = `${peer.url}/callback`;

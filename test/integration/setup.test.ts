@@ -3,8 +3,10 @@
 // again nor for consent. (The deployment matrix walks it on PostgreSQL too.)
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'drizzle-orm';
 import * as oidc from 'openid-client';
 import { FIRST_RUN_COOKIE, setupLink, setupToken } from '../../src/modules/setup/service.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
 import { findUserById, issuePersonalAccessToken } from '../../src/modules/users/service.ts';
 import { ATRIUM_CLI_CLIENT_ID, ATRIUM_CONSOLE_CLIENT_ID } from '../../src/modules/oauth/first-party.ts';
 import { authorizationRequest, discover, FormBrowser } from '../support/oauth.ts';
@@ -41,6 +43,9 @@ describe('first-run setup [pglite]', () => {
     const userToken = await issuePersonalAccessToken(service.ctx.db, userId, 'test');
     const role = await call(service, 'GET', `/accounts/projects/${projectId}/role`, { token: userToken });
     assert.equal(role.body.role, 'admin');
+    // The deployment's audit log names the setup, its admin and the client's address.
+    const [entry] = rowsOf<{ actor_id: string; target_id: string; client_address: string }>(await service.ctx.db.execute(sql`select * from audit_log where action = 'deployment.setup'`));
+    assert.deepEqual([entry?.actor_id, entry?.target_id, entry?.client_address], [userId, projectId, '127.0.0.1']);
 
     // Gone once an account exists, token or not.
     assert.equal(await setupLink(service.ctx), undefined);

@@ -131,7 +131,8 @@ export function isProtocolError(path: string, contentType: string, body: unknown
  * Tables whose rows change without being asked to: migrations, and the cluster-wide rate-limit
  * counters, which every request to a limited endpoint bumps whatever its answer (that is the point).
  */
-const VOLATILE_TABLES = new Set(['schema_migrations', 'rate_limits']);
+// The audit log records refusals: a refused request writes its entry there and nowhere else.
+const VOLATILE_TABLES = new Set(['schema_migrations', 'rate_limits', 'audit_log']);
 
 /** The table the fingerprint's triggers note written tables in (it exists only in test databases). */
 const TOUCHED = 'test_fingerprint_touched';

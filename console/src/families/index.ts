@@ -1,6 +1,7 @@
 // The families the console shows, in navigation order and sections. One entry per family (docs/contributing/console.md).
 import { agents } from './agents/index.ts';
 import { apiKeys } from './api-keys/index.ts';
+import { auditLog } from './audit-log/index.ts';
 import { billing } from './billing/index.ts';
 import { externalOAuth } from './external-oauth/index.ts';
 import type { Family } from './family.ts';
@@ -26,7 +27,7 @@ import { webhooks } from './webhooks/index.ts';
 export const navigation: readonly { section?: string; families: readonly Family[] }[] = [
   { families: [project] },
   { section: 'Rooms', families: [rooms, agents, sessions, scheduledTasks, services, storage] },
-  { section: 'Access', families: [members, apiKeys, oauthClients, externalOAuth, secrets, shares] },
+  { section: 'Access', families: [members, apiKeys, oauthClients, externalOAuth, secrets, shares, auditLog] },
   { section: 'Integrations', families: [webhooks, feeds, llmLoggers, routes, mailboxes, repositories] },
   { section: 'Billing', families: [billing, usage] },
 ];

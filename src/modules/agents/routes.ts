@@ -49,7 +49,7 @@ export function agentRoutes(app: Api, ctx: AppContext): void {
   });
 
   app.post('/accounts/projects/:project_id/agents/:agent_name/connect', {
-    config: byName('connect'),
+    config: { ...byName('connect'), audit: false },
     schema: {
       tags, summary: 'Connection info for a managed agent', params: ByName, body: EmptyBody, response: { 200: schema.AgentConnection },
       description: 'The token\'s `api` grant: everything for developers, the SDK\'s agent defaults for other members; `llm` only for holders of `llm_proxy_user`.',

@@ -55,7 +55,7 @@ export function roomRoutes(app: Api, ctx: AppContext): void {
   });
 
   app.post('/accounts/projects/:project_id/rooms/:room_name/connect', {
-    config: { auth: { ...byName('connect').auth, credentials: ['api_key', 'user', 'oauth'], oauthScope: 'rooms:connect' } },
+    config: { auth: { ...byName('connect').auth, credentials: ['api_key', 'user', 'oauth'], oauthScope: 'rooms:connect' }, audit: false },
     schema: {
       tags, summary: 'Connection info for a room: a participant token and the room URL', params: ByName,
       body: EmptyBody, response: { 200: schema.RoomConnection },

@@ -2,6 +2,7 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../../context.ts';
 import type { Api } from '../../module.ts';
+import { auditOrigin } from '../../platform/http/audit.ts';
 import { Name } from '../../platform/http/schemas.ts';
 import { checkSetup, firstRunCookie, runSetup } from './service.ts';
 
@@ -37,7 +38,7 @@ export function setupRoutes(app: Api, ctx: AppContext): void {
       response: { 201: Type.Object({ user_id: Type.String(), project_id: Type.String() }) },
     },
   }, async (request, reply) => {
-    const created = await runSetup(ctx, request.body);
+    const created = await runSetup(ctx, request.body, auditOrigin(request));
     return reply.status(201).header('set-cookie', firstRunCookie(ctx, created.user_id)).send(created);
   });
 }

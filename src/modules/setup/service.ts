@@ -9,6 +9,7 @@ import { loadSecretKey } from '../../platform/crypto/secrets.ts';
 import { apiError, conflict, forbidden, notFound } from '../../platform/http/errors.ts';
 import { createProject } from '../projects/service.ts';
 import { createUser, hasUsers, PASSWORD_MIN_LENGTH } from '../users/service.ts';
+import type { AuditOrigin } from '../../platform/audit/log.ts';
 
 /** The console page that takes the token. */
 export const SETUP_PATH = '/console/setup';
@@ -84,7 +85,10 @@ export function firstRunUser(ctx: AppContext, value: string | undefined): string
 // Two submissions at once on this instance must not both find the database empty.
 let running: Promise<unknown> = Promise.resolve();
 
-export function runSetup(ctx: AppContext, input: SetupInput): Promise<{ user_id: string; project_id: string }> {
+/** The deployment's audit events of the first run (docs/audit-log.md). */
+export const SETUP_EVENTS = { 'deployment.setup': 'The first-run setup created the first admin and their project' } as const;
+
+export function runSetup(ctx: AppContext, input: SetupInput, origin: AuditOrigin): Promise<{ user_id: string; project_id: string }> {
   const setup = running.then(async () => {
     await checkSetup(ctx, input.token);
     if (input.password.length < PASSWORD_MIN_LENGTH) throw apiError('weak_password', { min: PASSWORD_MIN_LENGTH });
@@ -97,6 +101,10 @@ export function runSetup(ctx: AppContext, input: SetupInput): Promise<{ user_id:
     });
     const project = await createProject(ctx.db, user.id, input.project_name.trim());
     ctx.log.info({ userId: user.id, projectId: project.id }, 'first-run setup created the first admin and project');
+    await ctx.audit.write(ctx.db, {
+      projectId: null, actor: { type: 'user', id: user.id, name: user.email, credentialKind: 'setup_token' },
+      action: 'deployment.setup', target: { type: 'project', id: project.id }, outcome: 'succeeded', origin,
+    });
     return { user_id: user.id, project_id: project.id };
   });
   running = setup.catch(() => undefined);

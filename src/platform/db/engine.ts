@@ -5,14 +5,14 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js';
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import postgres from 'postgres';
 import { acquireDirLock } from './dir-lock.ts';
 import { PGliteWithColdParser } from './pglite-cold-parser.ts';
 import { preparedStatements } from './pglite-statements.ts';
+import type { Db } from './handle.ts';
+import { scopedDb } from './scope.ts';
 
-/** A Drizzle handle: the database itself or an open transaction (same query API). */
-export type Db = PgDatabase<PgQueryResultHKT>;
+export type { Db } from './handle.ts';
 
 /** Runs plain SQL scripts inside one transaction (migrations); returns rows of the last statement. */
 export type ScriptRunner = (sql: string) => Promise<Record<string, unknown>[]>;
@@ -81,7 +81,7 @@ async function openPglite(dataDir: string): Promise<Database> {
   }
   // Every query a named prepared statement, as on PostgreSQL (`preparing` below).
   let sent = 0;
-  const db = drizzlePglite({ client: preparedStatements(client, { onStatement: () => { sent += 1; } }) as PGlite }) as unknown as Db;
+  const db = scopedDb(drizzlePglite({ client: preparedStatements(client, { onStatement: () => { sent += 1; } }) as PGlite }) as unknown as Db);
   return {
     engine: 'pglite',
     db,
@@ -170,7 +170,7 @@ async function openPostgres(url: string, poolSize: number, backgroundPoolSize: n
   }
   let sent = 0;
   const onStatement = () => { sent += 1; };
-  const db = drizzlePostgres(preparing(sql, onStatement)) as unknown as Db;
+  const db = scopedDb(drizzlePostgres(preparing(sql, onStatement)) as unknown as Db);
   return {
     engine: 'postgres',
     db,

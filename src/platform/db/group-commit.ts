@@ -8,6 +8,8 @@
 // written after its response) may linger longer, so that writes spread out in time still share a
 // statement; `flush` sends what lingers at once (on shutdown).
 
+import { outsideRequestTransaction } from './scope.ts';
+
 interface Waiting<T, R> {
   items: T[];
   waiters: { resolve: (result: R) => void; reject: (error: unknown) => void }[];
@@ -54,7 +56,8 @@ export class GroupCommit<T, R> {
     const timer = this.#lingering.get(group);
     if (timer) clearTimeout(timer);
     this.#lingering.delete(group);
-    const sending = this.#send(group);
+    // A group carries many requests' items: its write is none's request transaction.
+    const sending = outsideRequestTransaction(() => this.#send(group));
     this.#inFlight.add(sending);
     void sending.finally(() => this.#inFlight.delete(sending));
   }

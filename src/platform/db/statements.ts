@@ -9,6 +9,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Sql } from 'postgres';
 import type { Db } from './engine.ts';
 import type { PgliteQueries } from './pglite-statements.ts';
+import { resolveDb } from './scope.ts';
 
 // The handles' own dialect is Drizzle's default one (no casing): this one writes the same text.
 const dialect = new PgDialect();
@@ -64,7 +65,9 @@ interface DriverStatement {
  */
 export function preparedPerDb<Result>(prepare: (db: Db) => BuiltStatement<Result>): (db: Db) => BuiltStatement<Rows<Result>> {
   const byDb = new WeakMap<Db, BuiltStatement<Rows<Result>>>();
-  return (db) => {
+  return (handle) => {
+    // A statement prepared on the database must not run beside the request transaction in flight.
+    const db = resolveDb(handle);
     let prepared = byDb.get(db);
     if (prepared === undefined) byDb.set(db, (prepared = onDriver(prepare(db) as unknown as DriverStatement) as BuiltStatement<Rows<Result>>));
     return prepared;

@@ -323,7 +323,9 @@ export function installAuth(app: FastifyInstance, auth: Auth): void {
     const projectId = project === 'path' ? (request.params as Record<string, string>).project_id!
       : project === 'credential' ? principal.projectId!
         : projectFromHeaders(request, principal, project.headers);
-    request.access = checkRole(await auth.projectAccess(principal, projectId), requirement.permission);
+    // Kept on a refused request too: the audit log records refusals of callers acting in the project.
+    request.access = await auth.projectAccess(principal, projectId);
+    checkRole(request.access, requirement.permission);
   });
   // A project looked up from the validated request: only the routes that declare a lookup get the
   // hook, so every other request skips it.
@@ -339,7 +341,8 @@ export function installAuth(app: FastifyInstance, auth: Auth): void {
       const access = await auth.projectAccess(callerOf(request), projectId).catch((error: unknown) => {
         throw error instanceof ApiError && error.code === 'not_found' ? notFound(what) : error;
       });
-      request.access = checkRole(access, permission);
+      request.access = access;
+      checkRole(access, permission);
     };
     route.preHandler = [...[route.preHandler ?? []].flat(), lookup];
   });

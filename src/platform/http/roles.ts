@@ -33,6 +33,7 @@ const ROLE_TABLE = {
   room_server: { description: 'A room server: reads the configuration of rooms (services, secrets, mailboxes, routes) and reports sessions and telemetry.', group: 'Rooms', implies: [] },
   session_inventory: { description: 'Lists and reads room sessions and their telemetry.', group: 'Rooms', implies: [] },
   usage_reporter: { description: 'Reads usage reports and transactions.', group: 'Billing', implies: [] },
+  audit_reader: { description: 'Reads the project\'s audit log.', group: 'Project', implies: [] },
   billing_manager: { description: 'Manages billing: auto-recharge, checkout, subscriptions; reads usage.', group: 'Billing', implies: ['usage_reporter'] },
   ...family('service', 'services', 'Rooms'),
   ...family('secret', 'secrets', 'Access'),
@@ -51,8 +52,8 @@ export type Role = keyof typeof ROLE_TABLE;
 
 export const PROJECT_ROLES = Object.keys(ROLE_TABLE) as Role[];
 
-/** Roles a developer holds besides its own: building on a project, not administering it. */
-const DEVELOPER_ROLES = PROJECT_ROLES.filter((r) => !['admin', 'developer', 'billing_manager'].includes(r));
+/** Roles a developer holds besides its own: building on a project, not administering it (nor reading who did). */
+const DEVELOPER_ROLES = PROJECT_ROLES.filter((r) => !['admin', 'developer', 'billing_manager', 'audit_reader'].includes(r));
 
 /** Roles a role brings along directly (effectiveRoles follows them transitively). */
 const IMPLIES = new Map<Role, readonly Role[]>(PROJECT_ROLES.map((role) => {

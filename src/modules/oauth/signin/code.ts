@@ -6,6 +6,7 @@ import { PAGE_ROUTE } from '../respond.ts';
 import { appName, pipeline, render, view, type Signin, type SigninKit } from './pipeline.ts';
 import { CodeForm, EmailForm, FlowParams, PAGE, PAGE_ANSWERS } from './schemas.ts';
 import { checkCsrf, checkGuessBudget, countFailure, loadFlow, readEmail, requireLogin, showForm, signIn, spendMailAttempt, type Again } from './steps.ts';
+import { recordSignin } from './audit.ts';
 
 const requestAgain: Again = (s, error, status) => codeRequestPage({ ...view(s), email: s.email ?? s.fields.email, error, status });
 // The address is a hidden field of the entry form: a bad one means a stale or edited form, so the
@@ -15,6 +16,7 @@ const entryAgain: Again = (s, error, status) => codeEntryPage({ ...view(s), emai
 
 function sendCode(s: Signin) {
   s.kit.signin.requestCode(s.uid, appName(s), s.email!);
+  recordSignin(s, 'sign_in.code_requested');
   return render(s, codeEntryPage({ ...view(s), email: s.email! }));
 }
 
@@ -23,6 +25,7 @@ async function verifyCode(s: Signin) {
   const user = /^[0-9]{6}$/.test(code) ? await s.kit.signin.verifyCode(s.uid, s.email!, code) : undefined;
   if (!user) {
     await countFailure(s);
+    recordSignin(s, 'sign_in.code', 'failed', 'a wrong or expired code');
     return render(s, entryAgain(s, 'That code is not valid or has expired.', 401));
   }
   s.user = user;

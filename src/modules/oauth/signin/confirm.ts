@@ -7,6 +7,7 @@ import { PAGE_ROUTE } from '../respond.ts';
 import { appName, finish, linkExpired, pipeline, render, signInPage, view, type Signin, type SigninKit } from './pipeline.ts';
 import { EmailForm, FlowParams, PAGE, PAGE_ANSWERS, TokenForm, TokenQuery } from './schemas.ts';
 import { brandLinkedFlow, checkCsrf, loadFlow, readEmail, requireLogin, secondFactorStep, spendMailAttempt, type Again } from './steps.ts';
+import { recordSignin } from './audit.ts';
 
 // The address is a hidden field of the unconfirmed page, which cannot be shown again without the
 // account: a bad address goes back to the sign-in form.
@@ -30,7 +31,12 @@ async function confirmAddress(s: Signin) {
  * factor, as every sign-in, when the client asks for two).
  */
 async function continueSignin(s: Signin) {
-  if (s.flow?.prompt.name === 'login') return (await secondFactorStep(s, s.flow, ['otp'])) ?? finish(s, loginResult(s.user!.id, ['otp']));
+  if (s.flow?.prompt.name === 'login') {
+    const waiting = await secondFactorStep(s, s.flow, ['otp']);
+    if (waiting) return waiting;
+    recordSignin(s, 'sign_in.email_link');
+    return finish(s, loginResult(s.user!.id, ['otp']));
+  }
   return render(s, messagePage({ title: 'Email confirmed', branding: s.branding, message: 'Your email address is confirmed. Return to the application to sign in.', role: 'status' }));
 }
 

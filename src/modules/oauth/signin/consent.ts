@@ -5,6 +5,7 @@ import { Html, PAGE_ROUTE } from '../respond.ts';
 import { finish, pipeline, type Signin, type SigninKit } from './pipeline.ts';
 import { ConsentForm, FlowParams, PAGE } from './schemas.ts';
 import { checkCsrf, loadFlow, requireConfirmedAccount, requireConsent } from './steps.ts';
+import { recordSignin } from './audit.ts';
 
 function denyUnlessAllowed(s: Signin) {
   if (s.fields.decision !== 'allow') return finish(s, { error: 'access_denied', error_description: 'The user denied the request' }, false);
@@ -18,7 +19,9 @@ async function grantConsent(s: Signin) {
   if (missingOIDCScope) grant.addOIDCScope(missingOIDCScope.join(' '));
   if (missingOIDCClaims) grant.addOIDCClaims(missingOIDCClaims);
   for (const [indicator, scopes] of Object.entries(missingResourceScopes ?? {})) grant.addResourceScope(indicator, scopes.join(' '));
-  return finish(s, { consent: { grantId: await grant.save() } });
+  const grantId = await grant.save();
+  recordSignin(s, 'consent.grant');
+  return finish(s, { consent: { grantId } });
 }
 
 export function consentRoutes(route: Api, kit: SigninKit): void {

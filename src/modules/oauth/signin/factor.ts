@@ -11,6 +11,7 @@ import { findPendingFactor, takePendingFactor } from '../store.ts';
 import { expired, finish, json, pipeline, render, view, type Signin, type SigninKit } from './pipeline.ts';
 import { CsrfOnly, FactorCodeForm, FlowParams, PAGE, PAGE_ANSWERS, PasskeyForm, PasskeyOptions } from './schemas.ts';
 import { checkCsrf, loadFlow, readPasskeyAnswer, requireLogin, type Again } from './steps.ts';
+import { recordSignin } from './audit.ts';
 
 /** The flow passed its first factor: for which account, and how. */
 async function loadPending(s: Signin) {
@@ -72,6 +73,7 @@ async function verifyPasskey(s: Signin) {
 /** Signs in with both factors: the wait ends once, whichever request gets there first. */
 async function completeSignIn(s: Signin) {
   if (!(await takePendingFactor(s.kit.ctx.db, s.uid, s.user!.id))) return expired(s);
+  recordSignin(s, 'sign_in.second_factor');
   return finish(s, loginResult(s.user!.id, [...s.pending!.amr, s.proof!, 'mfa']));
 }
 

@@ -6,11 +6,13 @@ import { PAGE_ROUTE } from '../respond.ts';
 import { appName, pipeline, render, view, type Signin, type SigninKit } from './pipeline.ts';
 import { EmailForm, FlowParams, PAGE, PAGE_ANSWERS } from './schemas.ts';
 import { checkCsrf, loadFlow, readEmail, requireLogin, showForm, spendMailAttempt, type Again } from './steps.ts';
+import { recordSignin } from './audit.ts';
 
 const again: Again = (s, error, status) => forgotPage({ ...view(s), email: s.email ?? s.fields.email, error, status });
 
 function sendResetLink(s: Signin) {
   s.kit.signin.requestReset(s.uid, appName(s), s.email!);
+  recordSignin(s, 'account.reset_requested');
   return render(s, messagePage({
     title: 'Check your email',
     branding: s.branding,

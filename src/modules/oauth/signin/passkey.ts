@@ -9,6 +9,7 @@ import { Html, PAGE_ROUTE } from '../respond.ts';
 import { finish, json, pipeline, render, signInPage, type Signin, type SigninKit } from './pipeline.ts';
 import { CsrfOnly, FlowParams, PAGE, PAGE_ANSWERS, PasskeyForm, PasskeyOptions } from './schemas.ts';
 import { checkCsrf, loadFlow, readPasskeyAnswer, requireLogin, type Again } from './steps.ts';
+import { recordSignin } from './audit.ts';
 
 const again: Again = (s, error, status) => signInPage(s, { error, status });
 
@@ -32,6 +33,7 @@ async function verifyPasskey(s: Signin) {
 }
 
 function signInWithPasskey(s: Signin) {
+  recordSignin(s, 'sign_in.passkey');
   return finish(s, loginResult(s.user!.id, [s.proof!, 'mfa']));
 }
 

@@ -7,6 +7,7 @@ import { PAGE_ROUTE } from '../respond.ts';
 import { pipeline, render, signInPage, view, type Signin, type SigninKit } from './pipeline.ts';
 import { FlowParams, PAGE, PAGE_ANSWERS, PasswordForm } from './schemas.ts';
 import { checkCsrf, checkGuessBudget, countFailure, loadFlow, requireLogin, signIn, type Again } from './steps.ts';
+import { recordSignin } from './audit.ts';
 
 const again: Again = (s, error, status) => signInPage(s, { email: s.email ?? s.fields.email, error, status });
 
@@ -20,6 +21,7 @@ async function verifyPassword(s: Signin) {
   const checked = await s.kit.signin.checkPassword(s.email!, s.fields.password!);
   if (checked.result === 'invalid') {
     await countFailure(s);
+    recordSignin(s, 'sign_in.password', 'failed', 'a wrong address or password');
     return render(s, again(s, 'The email address or password is incorrect.', 401));
   }
   if (checked.result === 'unconfirmed') return render(s, unconfirmedPage({ ...view(s), email: checked.user.email, canResend: s.kit.ctx.config.signin.emailLogin }));

@@ -6,6 +6,7 @@ import { PAGE_ROUTE } from '../respond.ts';
 import { linkExpired, pipeline, redirect, render, view, type Signin, type SigninKit } from './pipeline.ts';
 import { FlowParams, PAGE, PAGE_ANSWERS, ResetForm, TokenQuery } from './schemas.ts';
 import { brandLinkedFlow, checkCsrf, checkGuessBudget, checkNewPassword, loadFlow, type Again } from './steps.ts';
+import { recordSignin } from './audit.ts';
 
 const again: Again = (s, error, status) => resetPage({ ...view(s), token: s.fields.token ?? '', email: s.user!.email, error, status });
 
@@ -25,6 +26,7 @@ async function readResetLink(s: Signin) {
 
 async function changePassword(s: Signin) {
   if (!(await s.kit.signin.resetPassword(s.uid, s.fields.token ?? '', s.fields.password ?? ''))) return linkExpired(s, 'This reset link was already used.');
+  recordSignin(s, 'account.password_reset');
   if (s.flow?.prompt.name === 'login') return redirect(s, `/interaction/${encodeURIComponent(s.uid)}?notice=password-changed`);
   return render(s, messagePage({ title: 'Password changed', branding: s.branding, message: 'Your password was changed and you were signed out everywhere. Return to the application and sign in with your new password.', role: 'status' }));
 }

@@ -7,12 +7,14 @@ import { PAGE_ROUTE } from '../respond.ts';
 import { appName, pipeline, render, view, type Signin, type SigninKit } from './pipeline.ts';
 import { FlowParams, PAGE, PAGE_ANSWERS, SignupForm } from './schemas.ts';
 import { checkCsrf, checkNewPassword, loadFlow, readEmail, requireLogin, showForm, spendMailAttempt, type Again } from './steps.ts';
+import { recordSignin } from './audit.ts';
 
 const again: Again = (s, error, status) => signupPage({ ...view(s), email: s.fields.email, firstName: s.fields.first_name, lastName: s.fields.last_name, error, status });
 
 async function signUp(s: Signin) {
   const { first_name: firstName = '', last_name: lastName = '', password = '' } = s.fields;
   await s.kit.signin.signUp(s.uid, appName(s), { email: s.email!, password, firstName: firstName.trim(), lastName: lastName.trim() });
+  recordSignin(s, 'account.sign_up');
   return render(s, messagePage({
     title: 'Check your email',
     branding: s.branding,

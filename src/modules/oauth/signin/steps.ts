@@ -11,6 +11,7 @@ import type { LimitVerdict } from '../limits.ts';
 import type { FlowPage, Page } from '../pages.ts';
 import { setPendingFactor } from '../store.ts';
 import { expired, finish, redirect, refused, render, view, type Answered, type Signin, type Step } from './pipeline.ts';
+import { byAmr, recordSignin } from './audit.ts';
 
 /** How a form shows itself again, with an error. */
 export type Again = (s: Signin, error: string, status: number) => Page;
@@ -113,7 +114,10 @@ export async function secondFactorStep(s: Signin, flow: Interaction, amr: readon
 
 /** Signs the account the steps established in to the flow (`amr`: how it proved itself), or asks for its second factor. */
 export const signIn = (amr: 'pwd' | 'otp'): Step => async function signIn(s) {
-  return (await secondFactorStep(s, s.flow!, [amr])) ?? finish(s, loginResult(s.user!.id, [amr]));
+  const waiting = await secondFactorStep(s, s.flow!, [amr]);
+  if (waiting) return waiting;
+  recordSignin(s, byAmr[amr]);
+  return finish(s, loginResult(s.user!.id, [amr]));
 };
 
 /** A passkey's answer from the form, when it has the shape of one. */

@@ -10,6 +10,7 @@ import { Html, PAGE_ROUTE } from '../respond.ts';
 import { expired, pipeline, redirect, render, signInPage, type Signin, type SigninKit } from './pipeline.ts';
 import { CsrfOnly, PAGE, ProviderId, Uid, UpstreamCallbackQuery } from './schemas.ts';
 import { checkCsrf, loadFlow, requireLogin, secondFactorStep } from './steps.ts';
+import { recordSignin } from './audit.ts';
 
 const providerId = (s: Signin) => (s.request.params as { provider: string }).provider;
 const stateCookie = (id: string) => `atrium_upstream_${id.replaceAll('-', '_')}`;
@@ -70,6 +71,7 @@ async function signInToFlow(s: Signin) {
   const waiting = await secondFactorStep(s, interaction, []);
   if (waiting) return waiting;
   interaction.result = loginResult(s.user!.id, []);
+  recordSignin(s, 'sign_in.upstream');
   await interaction.save(Math.max(1, interaction.exp - Math.floor(Date.now() / 1000)));
   return redirect(s, interaction.returnTo);
 }

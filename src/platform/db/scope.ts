@@ -1,0 +1,59 @@
+// A request's transaction: a handler runs inside one, and every query it makes through the database
+// handle joins it (its services' own transactions become savepoints), so that a record the platform
+// writes after the handler (the audit log's entry) commits with the change or not at all, without a
+// service passing a transaction along. Work that is not the request's (group-committed writes of
+// many requests, the job worker) runs outside any request's transaction.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Db } from './handle.ts';
+
+/** The open transaction of the request in flight; `open` turns false when it ends, for work it left running. */
+interface Scope {
+  readonly tx: Db;
+  open: boolean;
+}
+
+const current = new AsyncLocalStorage<Scope>();
+
+function openTransaction(): Db | undefined {
+  const scope = current.getStore();
+  return scope?.open ? scope.tx : undefined;
+}
+const scopedHandles = new WeakMap<Db, Db>();
+
+/** The handle itself, or the transaction of the request in flight when one is open. */
+export function resolveDb(db: Db): Db {
+  const root = scopedHandles.get(db);
+  if (root === undefined) return db;
+  return openTransaction() ?? root;
+}
+
+/**
+ * A handle that stands for the database and, while a request's transaction is open, for that
+ * transaction: property reads go to whichever is current, so query builders bind to it.
+ */
+export function scopedDb(db: Db): Db {
+  const scoped = new Proxy(db, {
+    get(target, property) {
+      const handle = openTransaction() ?? target;
+      const value = Reflect.get(handle, property, handle) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(handle) : value;
+    },
+  });
+  scopedHandles.set(scoped, db);
+  return scoped;
+}
+
+/** Runs `fn` in one transaction that every query through a scoped handle joins; `fn` gets it too. */
+export function inRequestTransaction<T>(db: Db, fn: (tx: Db) => Promise<T>): Promise<T> {
+  const root = scopedHandles.get(db) ?? db;
+  return root.transaction((tx) => {
+    const scope: Scope = { tx: tx as unknown as Db, open: true };
+    // Work the handler left running (a mail sent after the answer) goes to the database itself.
+    return current.run(scope, () => fn(scope.tx)).finally(() => { scope.open = false; });
+  });
+}
+
+/** Runs `fn` outside the request transaction that may be open (work on behalf of many requests). */
+export function outsideRequestTransaction<T>(fn: () => T): T {
+  return current.exit(fn);
+}
