@@ -2,7 +2,7 @@
 // 1. Priced usage ingestion: N `llm.call.completed` pricing jobs, exactly as the event's fan-out
 //    queues them, are put in the outbox at once; the server's workers price them (usage debit,
 //    wallet, rollup, reservation release, one transaction each). Records/s from the first to the
-//    last debit. Target from the issue: ≥ 5,000/s.
+//    last debit. Target: ≥ 5,000/s.
 // 2. The usage report for one month at daily interval grouped by model (one connection), over the rollup of
 //    1,000,000 usage records (5 models, 20 users, every hour of the month); the rollup is written
 //    in bulk with SQL (hourly, then its daily sums) — the state the ingestion path leaves after that many records — since pricing

@@ -1,7 +1,7 @@
 // Feed publish throughput with one subscription, on PostgreSQL (called by bench/run.ts): batches of
 // 100 messages published by `connections` clients for the measured duration (messages/s accepted),
 // while the subscription writes them into room storage (messages/s delivered, and how long the
-// backlog took to drain after publishing stopped). Target from the issue: ≥ 5,000/s accepted, with
+// backlog took to drain after publishing stopped). Target: ≥ 5,000/s accepted, with
 // delivery keeping up; then 5,000/s offered at a steady pace, to see that delivery keeps up with it.
 import postgres from 'postgres';
 import type { BenchContext } from './lib.ts';

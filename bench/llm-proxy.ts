@@ -2,7 +2,7 @@
 // serve` child on PostgreSQL in front of the fake upstream of the tests (test/support/llm-upstream.ts,
 // in this process), against the same requests sent straight to the fake, side by side in one run:
 //   - plain: a non-streamed call, autocannon with `connections` callers; added latency = proxy − direct
-//     at p50 and p99 (the issue's targets: ≤ 2 ms and ≤ 10 ms);
+//     at p50 and p99 (the targets: ≤ 2 ms and ≤ 10 ms);
 //   - one caller: the same pair with a single caller, the proxy's own added latency without queueing;
 //   - streamed: time to the first byte of a streamed call, `connections` callers in a loop for the
 //     measured duration, turns taken with the direct calls;

@@ -1,7 +1,7 @@
 // OAuth scenarios of `npm run bench` (run by bench/run.ts): the token endpoint with
 // client_credentials, and the whole authorization code flow (authorize → sign-in form → consent →
 // code → token), each side by side with a bare oidc-provider (in-memory adapter, development sign-in
-// pages, no password hashing) in the same run. Target from the issue: Atrium's token endpoint at
+// pages, no password hashing) in the same run. Target: Atrium's token endpoint at
 // ≥ 60 % of the bare provider's throughput on PostgreSQL.
 import { createHash, randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';

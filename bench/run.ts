@@ -37,7 +37,7 @@ const ROOM = 'bench-room';
 /** Rounds of the one-caller rows (each scenario's warm-up and duration per round, as the others). */
 const ONE_CALLER_ROUNDS = 2;
 
-/** Issue 18's targets for the core scenarios, checked on PostgreSQL: req/s as a share of the bare route's, and p99 where it sets one. */
+/** The targets set for the core scenarios, checked on PostgreSQL: req/s as a share of the bare route's, and p99 where it sets one. */
 const TARGETS: { scenario: string; ratio: number; p99Ms?: number }[] = [
   { scenario: 'GET room (authenticated)', ratio: 0.9, p99Ms: 10 },
   { scenario: 'POST room connect', ratio: 0.6 },

@@ -2,7 +2,7 @@
 // room starts, `GET …/rooms/{room}/server/services`, for a room with 50 services (25 of the project,
 // 25 of the room, each made from a ServiceTemplate with one plain and one obscure variable, so every
 // spec is sealed and decrypted per read), side by side with a bare route doing the same two selects
-// (bench/services-bare.ts). Target from the issue: ≥ 40 % of the bare route's req/s on PostgreSQL.
+// (bench/services-bare.ts). Target: ≥ 40 % of the bare route's req/s on PostgreSQL.
 import { join } from 'node:path';
 import {
   cleanEnv, freePort, makeTempDir, removeTempDir, repoRoot, spawnChild, stopChild, waitReady,

@@ -16,7 +16,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BenchContext, Engine, ScenarioResult } from './lib.ts';
 
-/** What sustained delivery should reach per engine (issue 18): the rate offered, and the p99 delay allowed. */
+/** What sustained delivery should reach per engine (the target set for it): the rate offered, and the p99 delay allowed. */
 const TARGETS: Record<Engine, { rate: number; p99Ms: number }> = {
   postgres: { rate: 2000, p99Ms: 100 },
   pglite: { rate: 1000, p99Ms: 1000 },

@@ -182,7 +182,7 @@ function escapeHtml(value: unknown): string {
 // ---------------------------------------------------------------------------------------------
 // Steps 3–5.
 
-// ApiScopes in the SDK's format (sdk-wire.md §5.1): a surface present with {} is granted with its
+// ApiScopes in the format of the official SDK (@meshagent/meshagent 0.39.9): a surface present with {} is granted with its
 // defaults. Project admins and developers get everything (the SDK's ApiScope.full()); other users
 // the SDK's ApiScope.userDefault().
 const scopeOf = (surfaces: string[]) => Object.fromEntries(surfaces.map((k) => [k, {}]));

@@ -170,7 +170,7 @@ function memoryOf(pid: number): { rss: number; peak: number } {
 // or the first run's cluster creation staying resident (730 MB before).
 const IDLE_RSS_BOUND_MB = { 'first run': 380, restart: 330 } as const;
 
-// Issue 15's target for the peak on a restart, as the bound: the peak is one event (V8 optimising
+// The target for the peak on a restart, as the bound: the peak is one event (V8 optimising
 // PostgreSQL's SQL parser took about 600 MB, src/platform/db/pglite-cold-parser.ts), not load, so
 // a regression lands far above it (760–770 MB) and today's figure far below (271–275 MB alone and
 // in the full suite, 2026-11-26). Read a while after the server answers: that compile ran in the

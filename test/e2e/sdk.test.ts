@@ -331,7 +331,7 @@ forEachEngine('official SDK', (engine) => {
     await rejectsWithStatus(asUser.deleteWebhook(tenant.projectId, id), 404);
   });
 
-  // 0.39.9 has no managed-agent methods; the wire shapes of sdk-wire.md §2.6 over plain HTTP.
+  // 0.39.9 has no managed-agent methods; the SDK's wire shapes for managed agents over plain HTTP.
   test('managed agents (no SDK methods in 0.39.9): create, get, update, connect, delete', async () => {
     const base = `/accounts/projects/${tenant.projectId}/agents`;
     const configuration = { version: 'v1', kind: 'ManagedAgent', metadata: { name: 'sdk-helper', annotations: { a: 'b' } }, image: 'example/agent:1' };

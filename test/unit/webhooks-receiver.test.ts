@@ -1,4 +1,4 @@
-// The webhook receiver helper (issue 4, "Receiver helper"): signatures built here independently with
+// The webhook receiver helper: signatures built here independently with
 // jose + node:crypto, exactly as the wire contract describes them, never with the helper's own code.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
