@@ -75,12 +75,23 @@ forEachEngine('audit log', (engine) => {
     const secret = await call(service, 'POST', `${project}/secrets`, { token: a.apiKey, json: { name: 'canary', type: 'keys', data_base64: Buffer.from(secretValue).toString('base64') } });
     assert.equal(secret.status, 201, JSON.stringify(secret.body));
     canaries.add(Buffer.from(secretValue).toString('base64'));
-    const hook = await call(service, 'POST', `${project}/webhooks`, { token: a.apiKey, json: { name: 'canary hook', url: 'https://receiver.example.com/audit', events: ['room.started'] } });
+    const hookSecret = `canary-hook-${randomUUID()}`;
+    canaries.add(hookSecret);
+    const hook = await call(service, 'POST', `${project}/webhooks`, { token: a.apiKey, json: { name: 'canary hook', url: 'https://receiver.example.com/audit', events: ['room.started'], secret: hookSecret } });
     assert.equal(hook.status, 201, JSON.stringify(hook.body));
     const rotated = await call(service, 'POST', `${project}/webhooks/${hook.body.id}/rotate-secret`, { token: a.apiKey, json: {} });
     assert.equal(rotated.status, 200, JSON.stringify(rotated.body));
-    collectSecrets(hook.body);
-    collectSecrets(rotated.body);
+    const client = await call(service, 'POST', `${project}/oauth/clients`, {
+      token: a.apiKey,
+      json: { name: 'canary client', grant_types: ['authorization_code'], response_types: ['code'], redirect_uris: ['https://app.example.com/callback'], scope: 'openid' },
+    });
+    assert.equal(client.status, 201, JSON.stringify(client.body));
+    // Each of these answers names its secret once; each must be among the canaries.
+    for (const [answer, field] of [[rotated.body, 'secret'], [client.body, 'client_secret']] as const) {
+      const before = canaries.size;
+      collectSecrets(answer);
+      assert.ok(canaries.size > before, `the ${field} of ${JSON.stringify(Object.keys(answer))} is a canary`);
+    }
     const configOf = (route: RouteInfo) => service.routes.find((r) => r.method === route.method && r.url === route.url)!.config as Parameters<typeof auditAction>[0]['config'];
     routes = apiRoutes(service).filter((route) => auditAction({ method: route.method, url: route.url, config: configOf(route) }) !== undefined);
   });
