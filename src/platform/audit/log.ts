@@ -9,6 +9,7 @@ import type { Db } from '../db/engine.ts';
 import { timestamptz } from '../db/columns.ts';
 import { GroupCommit } from '../db/group-commit.ts';
 import { rowsOf } from '../db/rows.ts';
+import { preparedPerDb } from '../db/statements.ts';
 import { pruneInBatches, type RetentionLimits } from '../jobs/retention.ts';
 
 export const auditLogTable = pgTable('audit_log', {
@@ -92,6 +93,13 @@ function rowOf(entry: AuditEntry) {
   };
 }
 
+type EntryRow = ReturnType<typeof rowOf>;
+const placeholders = (columns: readonly (keyof EntryRow)[]) => Object.fromEntries(columns.map((column) => [column, sql.placeholder(column)]));
+const ENTRY_COLUMNS = ['id', 'projectId', 'actorType', 'actorId', 'actorName', 'credentialKind', 'credentialId', 'oauthClientId', 'action', 'targetType', 'targetId', 'outcome', 'reason', 'requestId', 'clientAddress', 'userAgent'] as const satisfies readonly (keyof EntryRow)[];
+
+// Every audited request writes one: built once, run on the request's transaction (preparedPerDb).
+const insertEntry = preparedPerDb((db) => db.insert(auditLogTable).values(placeholders(ENTRY_COLUMNS) as never).prepare('audit_insert'));
+
 /** How long an entry nobody waits for lingers for others to join its statement. */
 const LINGER_MS = 1000;
 
@@ -107,9 +115,12 @@ export class AuditLog {
     }, { lingerMs: LINGER_MS });
   }
 
-  /** Writes an entry in the transaction of the change it records. */
-  async write(tx: Db, entry: AuditEntry): Promise<void> {
-    await tx.insert(auditLogTable).values(rowOf(entry));
+  /**
+   * Writes an entry in the transaction of the change it records: `db`'s own, or the request's
+   * transaction in flight when `db` is the service's handle.
+   */
+  async write(db: Db, entry: AuditEntry): Promise<void> {
+    await insertEntry(db).execute(rowOf(entry));
   }
 
   /** Writes an entry of something that changed nothing, soon, together with others; resolves once written. */

@@ -20,6 +20,11 @@ function openTransaction(): Db | undefined {
 }
 const scopedHandles = new WeakMap<Db, Db>();
 
+/** The database a scoped handle stands for (any other handle is its own). */
+export function rootDb(db: Db): Db {
+  return scopedHandles.get(db) ?? db;
+}
+
 /** The handle itself, or the transaction of the request in flight when one is open. */
 export function resolveDb(db: Db): Db {
   const root = scopedHandles.get(db);

@@ -9,7 +9,7 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Sql } from 'postgres';
 import type { Db } from './engine.ts';
 import type { PgliteQueries } from './pglite-statements.ts';
-import { resolveDb } from './scope.ts';
+import { resolveDb, rootDb } from './scope.ts';
 
 // The handles' own dialect is Drizzle's default one (no casing): this one writes the same text.
 const dialect = new PgDialect();
@@ -54,27 +54,41 @@ interface DriverStatement {
 }
 
 /**
- * A query-builder statement (a select or a write, with or without `returning`) prepared once per database
- * handle and run on the driver directly, for statements run on the handle itself (not inside a
- * transaction, whose handle is new each time). Drizzle's own `execute` wraps each run in tracing
- * spans, a cache layer and a general row mapper that checks every column's kind on every row (8 %
- * of the server's CPU for the authenticated room read, docs/contributing/performance-journal.md "The read path"); here
- * each column's decoder and place in the row are found once, and a run is one driver call and a
- * loop. Rows are what Drizzle's `execute` returns (test/integration/prepared-per-db.test.ts
- * compares them on both engines).
+ * A query-builder statement (a select or a write, with or without `returning`) built once per database
+ * handle and run on the driver directly. Drizzle's own `execute` wraps each run in tracing spans, a
+ * cache layer and a general row mapper that checks every column's kind on every row (8 % of the
+ * server's CPU for the authenticated room read, docs/contributing/performance-journal.md "The read
+ * path"); here each column's decoder and place in the row are found once, and a run is one driver
+ * call and a loop. Inside a request's transaction (src/platform/db/scope.ts) the statement built on
+ * the database runs on that transaction's connection: building it again for each transaction's new
+ * handle cost a write route about three times its CPU. Rows are what Drizzle's `execute` returns
+ * (test/integration/prepared-per-db.test.ts compares them on both engines).
  */
 export function preparedPerDb<Result>(prepare: (db: Db) => BuiltStatement<Result>): (db: Db) => BuiltStatement<Rows<Result>> {
-  const byDb = new WeakMap<Db, BuiltStatement<Rows<Result>>>();
+  const byDb = new WeakMap<Db, Compiled>();
   return (handle) => {
+    const root = rootDb(handle);
+    let compiled = byDb.get(root);
+    if (compiled === undefined) byDb.set(root, (compiled = compile(prepare(root) as unknown as DriverStatement)));
     // A statement prepared on the database must not run beside the request transaction in flight.
-    const db = resolveDb(handle);
-    let prepared = byDb.get(db);
-    if (prepared === undefined) byDb.set(db, (prepared = onDriver(prepare(db) as unknown as DriverStatement) as BuiltStatement<Rows<Result>>));
-    return prepared;
+    const current = resolveDb(handle);
+    return (current === root ? compiled.onDatabase : compiled.on(driverClientOf(current))) as BuiltStatement<Rows<Result>>;
   };
 }
 
-function onDriver(statement: DriverStatement): BuiltStatement<unknown[]> {
+interface Compiled {
+  /** The statement on the driver client it was built with. */
+  onDatabase: BuiltStatement<unknown[]>;
+  /** The same statement on another client of the same engine (a transaction's). */
+  on(client: unknown): BuiltStatement<unknown[]>;
+}
+
+/** The driver client under a Drizzle handle (its session's): the pool, or a transaction's connection. */
+function driverClientOf(db: Db): unknown {
+  return (db as unknown as { session: { client: unknown } }).session.client;
+}
+
+function compile(statement: DriverStatement): Compiled {
   const { queryString: text, params: template, joinsNotNullableMap, customResultMapper } = statement;
   if (customResultMapper) throw new Error('preparedPerDb: relational queries are not supported');
   if (joinsNotNullableMap && Object.values(joinsNotNullableMap).some((notNull) => !notNull)) {
@@ -84,7 +98,6 @@ function onDriver(statement: DriverStatement): BuiltStatement<unknown[]> {
   const fields = statement.fields ?? [];
   if (fields.some(({ path }) => path.length > 2)) throw new Error('preparedPerDb: fields nested more than one level deep are not supported');
   const columns = fields.map(({ path, field }) => ({ path, decoder: decoderOf(field) }));
-  const run = driverRun(statement.client, text, statement.queryConfig);
   const toRow = (values: unknown[]) => {
     const row: Record<string, unknown> = {};
     for (let i = 0; i < columns.length; i++) {
@@ -96,18 +109,22 @@ function onDriver(statement: DriverStatement): BuiltStatement<unknown[]> {
     }
     return row;
   };
-  return {
-    async execute(values = {}) {
-      const params = fillPlaceholders(template, values);
-      let rows: unknown[][];
-      try {
-        rows = await run(params);
-      } catch (error) {
-        throw new DrizzleQueryError(text, params, error as Error);
-      }
-      return fields.length === 0 ? [] : rows.map(toRow);
-    },
+  const on = (client: unknown): BuiltStatement<unknown[]> => {
+    const run = driverRun(client, text, statement.queryConfig);
+    return {
+      async execute(values = {}) {
+        const params = fillPlaceholders(template, values);
+        let rows: unknown[][];
+        try {
+          rows = await run(params);
+        } catch (error) {
+          throw new DrizzleQueryError(text, params, error as Error);
+        }
+        return fields.length === 0 ? [] : rows.map(toRow);
+      },
+    };
   };
+  return { onDatabase: on(statement.client), on };
 }
 
 type Decoder = { mapFromDriverValue(value: unknown): unknown };

@@ -183,10 +183,12 @@ async function inTransaction(db: Db, log: AuditLog, audited: AuditedRoute, handl
   };
   let returned: unknown;
   try {
-    returned = await inRequestTransaction(db, async (tx) => {
+    returned = await inRequestTransaction(db, async () => {
       const value = await handler(request, reply);
       const answer = sent ? sent.payload : value;
-      if (reply.statusCode < 400 && !(answer instanceof Error)) await log.write(tx, entryOf(request, audited, 'succeeded', answer));
+      // Through the service's handle, which stands for the transaction in flight here: the entry's
+      // statement is built once for the database rather than once per transaction.
+      if (reply.statusCode < 400 && !(answer instanceof Error)) await log.write(db, entryOf(request, audited, 'succeeded', answer));
       return value;
     });
   } finally {
