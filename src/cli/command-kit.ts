@@ -70,6 +70,17 @@ export const str = (ctx: Context, name: string) => ctx.options[name] as string |
 export const many = (ctx: Context, name: string) => (ctx.options[name] as string[] | undefined) ?? [];
 export const flag = (ctx: Context, name: string) => ctx.options[name] === true;
 
+/** The project, and the room of `--room` for the families a room can have its own of (secrets, services, registrations). */
+export async function projectOrRoom(ctx: Context): Promise<{ project_id: string; room: string | undefined }> {
+  return { project_id: await ctx.project(), room: str(ctx, 'room') };
+}
+
+/** A list's query: its largest page, and `--filter` when given. */
+export const listQuery = (ctx: Context) => {
+  const filter = str(ctx, 'filter');
+  return { count: 1000, ...(filter ? { filter } : {}) };
+};
+
 /** A required option, `--name VALUE`. */
 export function need(ctx: Context, name: string): string {
   const value = str(ctx, name);

@@ -1,18 +1,13 @@
 // `atrium external-oauth …` (declared in src/cli/groups.ts): the project's registrations, or a room's.
 import { unwrap } from '../../api-client/client.ts';
-import { arg, many, need, readText, str, type Context, type Implementations } from '../command-kit.ts';
+import { arg, type Implementations, listQuery, many, need, projectOrRoom, readText, str } from '../command-kit.ts';
 
 const COLUMNS = ['id', 'client_id', 'room_name', 'delegated_to', 'has_client_secret', 'created_at'];
 
-async function scope(ctx: Context) {
-  return { project_id: await ctx.project(), room: str(ctx, 'room') };
-}
-
 export const commands = {
   async list(ctx) {
-    const { project_id, room } = await scope(ctx);
-    const filter = str(ctx, 'filter');
-    const query = { count: 1000, ...(filter ? { filter } : {}) };
+    const { project_id, room } = await projectOrRoom(ctx);
+    const query = listQuery(ctx);
     const body = room === undefined
       ? await unwrap(ctx.api.GET('/accounts/projects/{project_id}/external-oauth', { params: { path: { project_id }, query } }))
       : await unwrap(ctx.api.GET('/accounts/projects/{project_id}/rooms/{room_name}/external-oauth', { params: { path: { project_id, room_name: room }, query } }));
@@ -30,14 +25,14 @@ export const commands = {
       ...(secretFile ? { client_secret: readText(secretFile).trim() } : {}),
       ...(delegated ? { delegated_to: delegated } : {}),
     } as never;
-    const { project_id, room } = await scope(ctx);
+    const { project_id, room } = await projectOrRoom(ctx);
     const created = room === undefined
       ? await unwrap(ctx.api.POST('/accounts/projects/{project_id}/external-oauth', { params: { path: { project_id } }, body }))
       : await unwrap(ctx.api.POST('/accounts/projects/{project_id}/rooms/{room_name}/external-oauth', { params: { path: { project_id, room_name: room } }, body }));
     return { record: created as Record<string, unknown> };
   },
   async delete(ctx) {
-    const { project_id, room } = await scope(ctx);
+    const { project_id, room } = await projectOrRoom(ctx);
     const id = arg(ctx, 0, '<registration_id>');
     if (room === undefined) await unwrap(ctx.api.DELETE('/accounts/projects/{project_id}/external-oauth/{registration_id}', { params: { path: { project_id, registration_id: id } } }));
     else await unwrap(ctx.api.DELETE('/accounts/projects/{project_id}/rooms/{room_name}/external-oauth/{room_registration_id}', { params: { path: { project_id, room_name: room, room_registration_id: id } } }));

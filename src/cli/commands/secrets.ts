@@ -3,7 +3,7 @@
 // it is never printed.
 import { unwrap } from '../../api-client/client.ts';
 import { secretValueProblem } from '../../api-client/secret-values.ts';
-import { arg, need, readText, str, UsageError, type Context, type Implementations } from '../command-kit.ts';
+import { arg, type Context, type Implementations, listQuery, need, projectOrRoom, readText, str, UsageError } from '../command-kit.ts';
 
 /** The value of --value-file, checked against the secret's type. */
 function value(ctx: Context, type: string): string {
@@ -20,15 +20,10 @@ function identities(ctx: Context) {
   return { ...(forIdentity ? { for_identity: forIdentity } : {}), ...(delegated ? { delegated_to: delegated } : {}) };
 }
 
-async function scope(ctx: Context) {
-  return { project_id: await ctx.project(), room: str(ctx, 'room') };
-}
-
 export const commands = {
   async list(ctx) {
-    const { project_id, room } = await scope(ctx);
-    const filter = str(ctx, 'filter');
-    const query = { count: 1000, ...(filter ? { filter } : {}) };
+    const { project_id, room } = await projectOrRoom(ctx);
+    const query = listQuery(ctx);
     const body = room === undefined
       ? await unwrap(ctx.api.GET('/accounts/projects/{project_id}/secrets', { params: { path: { project_id }, query } }))
       : await unwrap(ctx.api.GET('/accounts/projects/{project_id}/rooms/{room_name}/secrets', { params: { path: { project_id, room_name: room }, query } }));
@@ -38,7 +33,7 @@ export const commands = {
     const name = arg(ctx, 0, '<name>');
     const type = str(ctx, 'type') ?? 'keys';
     const data_base64 = value(ctx, type);
-    const { project_id, room } = await scope(ctx);
+    const { project_id, room } = await projectOrRoom(ctx);
     const created = room === undefined
       ? await unwrap(ctx.api.POST('/accounts/projects/{project_id}/secrets', { params: { path: { project_id } }, body: { name, type, data_base64 } }))
       : await unwrap(ctx.api.POST('/accounts/projects/{project_id}/rooms/{room_name}/secrets', { params: { path: { project_id, room_name: room } }, body: { name, type, data_base64, ...identities(ctx) } }));
@@ -46,7 +41,7 @@ export const commands = {
   },
   async update(ctx) {
     const secret_id = arg(ctx, 0, '<secret_id>');
-    const { project_id, room } = await scope(ctx);
+    const { project_id, room } = await projectOrRoom(ctx);
     if (room === undefined) {
       const current = await unwrap(ctx.api.GET('/accounts/projects/{project_id}/secrets/{secret_id}', { params: { path: { project_id, secret_id } } }));
       const type = str(ctx, 'type') ?? current.type;
@@ -62,7 +57,7 @@ export const commands = {
   },
   async delete(ctx) {
     const secret_id = arg(ctx, 0, '<secret_id>');
-    const { project_id, room } = await scope(ctx);
+    const { project_id, room } = await projectOrRoom(ctx);
     if (room === undefined) await unwrap(ctx.api.DELETE('/accounts/projects/{project_id}/secrets/{secret_id}', { params: { path: { project_id, secret_id } } }));
     else await unwrap(ctx.api.DELETE('/accounts/projects/{project_id}/rooms/{room_name}/secrets/{secret_id}', { params: { path: { project_id, room_name: room, secret_id }, query: identities(ctx) } }));
     return { message: `Deleted secret ${secret_id}` };

@@ -1,7 +1,7 @@
 // `atrium services …` (declared in src/cli/groups.ts): the project's services, or a room's own.
 import { parse } from 'yaml';
 import { unwrap } from '../../api-client/client.ts';
-import { arg, jsonOption, need, readText, str, UsageError, type Context, type Implementations } from '../command-kit.ts';
+import { arg, type Context, type Implementations, jsonOption, listQuery, need, projectOrRoom, readText, UsageError } from '../command-kit.ts';
 
 /**
  * The body of a create or replace from --file: a ServiceSpec as it is, or a ServiceTemplate as its
@@ -23,19 +23,12 @@ function specBody(ctx: Context): Record<string, unknown> {
   return document as Record<string, unknown>;
 }
 
-async function scope(ctx: Context) {
-  const project_id = await ctx.project();
-  const room = str(ctx, 'room');
-  return { project_id, room };
-}
-
 const name = (service: Record<string, unknown>) => (service.metadata as { name?: string } | undefined)?.name ?? '';
 
 export const commands = {
   async list(ctx) {
-    const { project_id, room } = await scope(ctx);
-    const filter = str(ctx, 'filter');
-    const query = { count: 1000, ...(filter ? { filter } : {}) };
+    const { project_id, room } = await projectOrRoom(ctx);
+    const query = listQuery(ctx);
     const body = room === undefined
       ? await unwrap(ctx.api.GET('/accounts/projects/{project_id}/services', { params: { path: { project_id }, query } }))
       : await unwrap(ctx.api.GET('/accounts/projects/{project_id}/rooms/{room_name}/services', { params: { path: { project_id, room_name: room }, query } }));
@@ -43,7 +36,7 @@ export const commands = {
     return { rows, columns: ['id', 'name', 'kind'], data: body };
   },
   async show(ctx) {
-    const { project_id, room } = await scope(ctx);
+    const { project_id, room } = await projectOrRoom(ctx);
     const service_id = arg(ctx, 0, '<service_id>');
     return {
       record: room === undefined
@@ -53,7 +46,7 @@ export const commands = {
   },
   async create(ctx) {
     const body = specBody(ctx) as never;
-    const { project_id, room } = await scope(ctx);
+    const { project_id, room } = await projectOrRoom(ctx);
     return {
       record: room === undefined
         ? await unwrap(ctx.api.POST('/accounts/projects/{project_id}/services', { params: { path: { project_id } }, body }))
@@ -62,7 +55,7 @@ export const commands = {
   },
   async update(ctx) {
     const body = specBody(ctx) as never;
-    const { project_id, room } = await scope(ctx);
+    const { project_id, room } = await projectOrRoom(ctx);
     const service_id = arg(ctx, 0, '<service_id>');
     return {
       record: room === undefined
@@ -71,7 +64,7 @@ export const commands = {
     };
   },
   async delete(ctx) {
-    const { project_id, room } = await scope(ctx);
+    const { project_id, room } = await projectOrRoom(ctx);
     const service_id = arg(ctx, 0, '<service_id>');
     if (room === undefined) await unwrap(ctx.api.DELETE('/accounts/projects/{project_id}/services/{service_id}', { params: { path: { project_id, service_id } } }));
     else await unwrap(ctx.api.DELETE('/accounts/projects/{project_id}/rooms/{room_name}/services/{service_id}', { params: { path: { project_id, room_name: room, service_id } } }));
