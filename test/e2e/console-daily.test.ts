@@ -12,20 +12,12 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { devMailboxLink } from '../../src/modules/oauth/service.ts';
 import { listOutbox } from '../../src/platform/mail/mailer.ts';
-import { chromiumLaunchArgs } from '../support/chromium.ts';
+import { chromiumLaunchArgs, until } from '../support/chromium.ts';
 import { chromiumPath, requireOrSkip } from '../support/env.ts';
 import { linkIn } from '../support/oauth.ts';
 import { call, createTenant, startTestService, type Tenant, type TestService } from '../support/service.ts';
 
 const ROOMS = 32;
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('the console for daily work in Chromium', () => {
   let service: TestService;

@@ -15,7 +15,7 @@ import { after, before, describe, test, type TestContext } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { priceUsage } from '../../src/modules/billing/service.ts';
 import { setupLink } from '../../src/modules/setup/service.ts';
-import { chromiumLaunchArgs } from '../support/chromium.ts';
+import { chromiumLaunchArgs, until } from '../support/chromium.ts';
 import { startFakeRoomServer, type FakeRoomServer } from '../support/room-server.ts';
 import { chromiumPath, requireOrSkip } from '../support/env.ts';
 import { authorizationRequest, discover } from '../support/oauth.ts';
@@ -42,14 +42,6 @@ function startPeer(): Promise<{ server: Server; url: string; webhooks: { headers
     });
   });
   return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, webhooks })));
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 describe('the web console in Chromium', () => {

@@ -61,3 +61,12 @@ export async function probeChromium(executable: string, timeoutMs = 30_000): Pro
     rmSync(profile, { recursive: true, force: true });
   }
 }
+
+/** Waits until what a page shows meets `check`, polling; the error names what was awaited. */
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
