@@ -71,6 +71,17 @@ action on a type: \`room.*\`), \`target\`, \`target_type\`, \`outcome\`, \`since
 carries on with the filters it was given with only. It needs the role \`audit_reader\`: admins hold
 it, and it can be granted on its own (to a key or a member); developers do not hold it.
 
+## Shipping it elsewhere
+
+- **Webhooks.** Every entry of a project is also an \`audit.recorded\` event, written by the same
+  statement as the entry (no event without its entry, and the reverse): a webhook subscribed to
+  \`audit.recorded\` (or to \`*\`) receives each entry, refusals included, signed like every delivery
+  ([webhooks.md](webhooks.md)). Its \`data\` is the entry exactly as the list above shows it. The
+  deployment's own events (no project) are not sent to any project's webhooks.
+- **JSON Lines.** \`atrium audit list --jsonl --limit 0\` prints every entry the filters match, one
+  JSON object per line (the same shape), newest first: the export for log collectors, e.g.
+  \`atrium audit list --project <id> --since 2026-01-01T00:00:00Z --jsonl --limit 0 >> audit.jsonl\`.
+
 `;
 
 /** The Markdown document for a route table. */

@@ -79,6 +79,7 @@ export async function openContext(config: Config, log?: FastifyBaseLogger, modul
     const keys = new SigningKeys(database.db, secrets);
     await keys.load();
     const auth = new Auth(config.authCacheMs);
+    const events = new Events(modules.flatMap((m) => m.events ?? []));
     const ctx: AppContext = {
       config,
       database,
@@ -87,11 +88,11 @@ export async function openContext(config: Config, log?: FastifyBaseLogger, modul
       keys,
       blobs: await openBlobStore(config),
       auth,
-      events: new Events(modules.flatMap((m) => m.events ?? [])),
+      events,
       authority: new Authority(database.db, modules.flatMap((m) => m.resources ?? []), modules.flatMap((m) => m.tokenRoles ?? [])),
       admission: admitEveryCall,
       mail: createMailer(config.mail, database.db),
-      audit: new AuditLog(database.db),
+      audit: new AuditLog(database.db, events),
       log: logger,
     };
     const admissions = modules.filter((m) => m.admission);

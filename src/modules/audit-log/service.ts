@@ -1,6 +1,6 @@
 // The audit log of a project, as the API, the console and the CLI read it.
 import type { AppContext } from '../../context.ts';
-import type { AuditRow } from '../../platform/audit/log.ts';
+import { entryView } from '../../platform/audit/view.ts';
 import { openContinuation, sealContinuation } from '../../platform/http/lists.ts';
 import * as store from './store.ts';
 
@@ -14,22 +14,6 @@ export interface AuditQuery {
   outcome?: string | undefined;
   since?: string | undefined;
   until?: string | undefined;
-}
-
-export function entryView(row: AuditRow) {
-  return {
-    id: row.id,
-    at: row.at.toISOString(),
-    project_id: row.projectId,
-    actor: { type: row.actorType, id: row.actorId, name: row.actorName, credential_kind: row.credentialKind, credential_id: row.credentialId, oauth_client_id: row.oauthClientId },
-    action: row.action,
-    target: { type: row.targetType, id: row.targetId },
-    outcome: row.outcome as 'succeeded' | 'refused' | 'failed',
-    reason: row.reason,
-    request_id: row.requestId,
-    client_address: row.clientAddress,
-    user_agent: row.userAgent,
-  };
 }
 
 /** One page of the project's entries, newest first; the token carries on with the same filters only. */

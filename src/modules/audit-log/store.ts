@@ -1,7 +1,7 @@
 // Reading the audit log (the platform writes it: src/platform/audit/log.ts): one project's
 // entries, newest first, by their order of commit.
 import { and, desc, eq, gte, like, lt, type SQL } from 'drizzle-orm';
-import { auditLogTable, type AuditRow } from '../../platform/audit/log.ts';
+import { auditLogTable, type AuditRow } from '../../platform/audit/table.ts';
 import type { Db } from '../../platform/db/engine.ts';
 import { likeContains } from '../../platform/http/lists.ts';
 

@@ -1,39 +1,20 @@
 // The audit log's table and its two ways in: `write` inside the transaction of the change an entry
 // records (no entry without the change, no change without the entry), and `later` for what happened
 // without a change (refusals, failed sign-ins), which waits for nobody: such entries of one second
-// travel together in one statement, so a burst of refusals costs no request a round trip.
+// travel together in one statement, so a burst of refusals costs no request a round trip. A
+// project's entries are also its `audit.recorded` events (src/platform/audit/view.ts), written by
+// the same statement, for webhooks to deliver.
 import { randomUUID } from 'node:crypto';
-import { sql } from 'drizzle-orm';
-import { bigint, pgTable, text, uuid } from 'drizzle-orm/pg-core';
+import { getTableColumns, sql } from 'drizzle-orm';
 import type { Db } from '../db/engine.ts';
-import { timestamptz } from '../db/columns.ts';
 import { GroupCommit } from '../db/group-commit.ts';
 import { rowsOf } from '../db/rows.ts';
 import { preparedPerDb } from '../db/statements.ts';
+import type { EventCause, Events, ManyCause, SingleCause } from '../events/emit.ts';
 import { pruneInBatches, type RetentionLimits } from '../jobs/retention.ts';
+import { auditLogTable, type AuditRow } from './table.ts';
+import { auditRecorded, entryView } from './view.ts';
 
-export const auditLogTable = pgTable('audit_log', {
-  seq: bigint('seq', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
-  id: uuid('id').notNull(),
-  at: timestamptz('at').notNull().defaultNow(),
-  projectId: uuid('project_id'),
-  actorType: text('actor_type').notNull(),
-  actorId: text('actor_id'),
-  actorName: text('actor_name'),
-  credentialKind: text('credential_kind'),
-  credentialId: text('credential_id'),
-  oauthClientId: text('oauth_client_id'),
-  action: text('action').notNull(),
-  targetType: text('target_type'),
-  targetId: text('target_id'),
-  outcome: text('outcome').notNull(),
-  reason: text('reason'),
-  requestId: text('request_id'),
-  clientAddress: text('client_address'),
-  userAgent: text('user_agent'),
-});
-
-export type AuditRow = typeof auditLogTable.$inferSelect;
 
 export const AUDIT_OUTCOMES = ['succeeded', 'refused', 'failed'] as const;
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
@@ -71,10 +52,11 @@ export interface AuditEntry {
 const MAX_TEXT = 512;
 const clip = (value: string | undefined) => (value === undefined ? null : value.slice(0, MAX_TEXT));
 
-function rowOf(entry: AuditEntry) {
+function rowOf(entry: AuditEntry): Omit<AuditRow, 'seq'> {
   const { actor, target, origin } = entry;
   return {
     id: randomUUID(),
+    at: new Date(),
     projectId: entry.projectId,
     actorType: actor.type,
     actorId: clip(actor.id),
@@ -94,23 +76,61 @@ function rowOf(entry: AuditEntry) {
 }
 
 type EntryRow = ReturnType<typeof rowOf>;
-const placeholders = (columns: readonly (keyof EntryRow)[]) => Object.fromEntries(columns.map((column) => [column, sql.placeholder(column)]));
-const ENTRY_COLUMNS = ['id', 'projectId', 'actorType', 'actorId', 'actorName', 'credentialKind', 'credentialId', 'oauthClientId', 'action', 'targetType', 'targetId', 'outcome', 'reason', 'requestId', 'clientAddress', 'userAgent'] as const satisfies readonly (keyof EntryRow)[];
+const ENTRY_COLUMNS = Object.keys(getTableColumns(auditLogTable)).filter((key) => key !== 'seq') as (keyof EntryRow)[];
+const columnName = (key: keyof EntryRow) => auditLogTable[key].name;
+const columnType = (key: keyof EntryRow) => auditLogTable[key].getSQLType();
+/** A row's values, bound by their column's key; the time as text (the column's cast reads it). */
+const valuesOf = (row: EntryRow) => ({ ...row, at: row.at.toISOString() });
 
-// Every audited request writes one: built once, run on the request's transaction (preparedPerDb).
-const insertEntry = preparedPerDb((db) => db.insert(auditLogTable).values(placeholders(ENTRY_COLUMNS) as never).prepare('audit_insert'));
+// A deployment's entry (no project, so no event) is one insert, built once (preparedPerDb): its
+// placeholders take the row's values as the columns map them.
+const insertEntry = preparedPerDb((db) => db.insert(auditLogTable)
+  .values(Object.fromEntries(ENTRY_COLUMNS.map((key) => [key, sql.placeholder(key)])) as never).prepare('audit_insert'));
+
+// A project's entry is written by the statement that emits its `audit.recorded` event, so that a
+// webhook subscribed to it is queued with the entry, and nobody's entry costs a second statement.
+const columnList = sql.raw(ENTRY_COLUMNS.map(columnName).join(', '));
+const oneEntry: EventCause<SingleCause>['build'] = () => ({
+  ctes: sql`audit_entry as (
+    insert into audit_log (${columnList})
+    values (${sql.join(ENTRY_COLUMNS.map((key) => sql`${sql.placeholder(key)}::${sql.raw(columnType(key))}`), sql`, `)})
+  )`,
+  happened: sql`true`,
+  result: sql`true as written`,
+});
+// Many entries of one project (refusals gathered over a second): their rows as one JSON array.
+const manyEntries: EventCause<ManyCause>['build'] = () => ({
+  ctes: sql`audit_input as (
+    select * from jsonb_to_recordset(${sql.placeholder('entries')}::jsonb)
+      as r(${sql.raw(ENTRY_COLUMNS.map((key) => `${columnName(key)} ${columnType(key)}`).join(', '))}, data jsonb)
+  ), audit_entries as (
+    insert into audit_log (${columnList}) select ${columnList} from audit_input
+  )`,
+  events: sql`select gen_random_uuid() as id, data from audit_input`,
+  result: sql`true as written`,
+});
 
 /** How long an entry nobody waits for lingers for others to join its statement. */
 const LINGER_MS = 1000;
 
 export class AuditLog {
   readonly #db: Db;
+  readonly #events: Events;
   readonly #later: GroupCommit<AuditEntry, undefined>;
 
-  constructor(db: Db) {
+  constructor(db: Db, events: Events) {
     this.#db = db;
+    this.#events = events;
+    // Grouped by project: one statement writes a project's entries and their events.
     this.#later = new GroupCommit(async (entries) => {
-      await this.#db.insert(auditLogTable).values(entries.map(rowOf));
+      const rows = entries.map(rowOf);
+      const projectId = rows[0]!.projectId;
+      if (projectId === null) {
+        await this.#db.insert(auditLogTable).values(rows);
+      } else {
+        const json = rows.map((row) => ({ ...Object.fromEntries(ENTRY_COLUMNS.map((key) => [columnName(key), valuesOf(row)[key]])), data: entryView(row) }));
+        await this.#events.emitEachWithCause(this.#db, projectId, auditRecorded, { name: 'audit.entries', build: manyEntries, values: { entries: JSON.stringify(json) } });
+      }
       return entries.map(() => undefined);
     }, { lingerMs: LINGER_MS });
   }
@@ -120,12 +140,14 @@ export class AuditLog {
    * transaction in flight when `db` is the service's handle.
    */
   async write(db: Db, entry: AuditEntry): Promise<void> {
-    await insertEntry(db).execute(rowOf(entry));
+    const row = rowOf(entry);
+    if (row.projectId === null) await insertEntry(db).execute(row);
+    else await this.#events.emitWithCause(db, row.projectId, auditRecorded, entryView(row), { name: 'audit.entry', build: oneEntry, values: valuesOf(row) });
   }
 
-  /** Writes an entry of something that changed nothing, soon, together with others; resolves once written. */
+  /** Writes an entry of something that changed nothing, soon, together with others of its project; resolves once written. */
   later(entry: AuditEntry): Promise<undefined> {
-    return this.#later.add('audit', entry);
+    return this.#later.add(entry.projectId ?? '', entry);
   }
 
   /** Writes what lingers now (on shutdown, and for readers that must see it). */
