@@ -18,7 +18,8 @@ const byId = (action: string): { auth: AuthRequirement } => ({ auth: { permissio
 
 export function roomRoutes(app: Api, ctx: AppContext): void {
   app.post('/accounts/projects/:project_id/rooms', {
-    config: { auth: { permission: 'room_creator' } },
+    // The room's insert writes the request's audit entry itself (the hottest write).
+    config: { auth: { permission: 'room_creator' }, audit: 'statement' },
     schema: {
       tags, summary: 'Create a room', params: ProjectParams, body: schema.RoomCreate,
       response: { 201: schema.Room, 200: schema.Room },

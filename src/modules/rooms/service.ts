@@ -44,14 +44,16 @@ export interface RoomInput {
 
 /** Creates a room; with if_not_exists an existing room of that name is returned as is. */
 export async function createRoom(ctx: AppContext, projectId: string, input: RoomInput): Promise<{ room: store.RoomRow; created: boolean }> {
-  const inserted = await store.insertRoom(ctx.db, {
-    id: randomUUID(),
+  const id = randomUUID();
+  const { room } = await ctx.audit.change(ctx.db, store.roomInsert({
+    id,
     projectId,
     name: input.name,
     metadata: input.metadata ?? {},
     annotations: input.annotations ?? {},
     permissions: input.permissions ?? {},
-  });
+  }), id);
+  const inserted = store.roomFromJson(room);
   if (inserted) return { room: inserted, created: true };
   if (!input.if_not_exists) throw conflict(`A room named ${JSON.stringify(input.name)} already exists`, 'already_exists');
   const existing = await store.findRoomByName(ctx.db, projectId, input.name);

@@ -1,22 +1,18 @@
 // Rooms of a project. Every query is keyed by the project id.
 import { and, asc, eq, getTableColumns, ilike, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/engine.ts';
+import { tableRows } from '../../platform/db/rows.ts';
+import type { EventCause, SingleCause } from '../../platform/events/emit.ts';
 import { preparedPerDb } from '../../platform/db/statements.ts';
 import { countRows, likeContains, pageResult, windowTotal, type Page } from '../../platform/http/lists.ts';
 import { roomsTable } from './tables.ts';
 
 export type RoomRow = typeof roomsTable.$inferSelect;
 
-// The authenticated room read is the hottest query, and a room's insert the hottest write: each is
-// prepared once per database handle.
+// The authenticated room read is the hottest query: prepared once per database handle.
 const byName = preparedPerDb((db) => db.select().from(roomsTable)
   .where(and(eq(roomsTable.projectId, sql.placeholder('projectId')), eq(roomsTable.name, sql.placeholder('name'))))
   .prepare('room_by_name'));
-
-const insert = preparedPerDb((db) => db.insert(roomsTable).values({
-  id: sql.placeholder('id'), projectId: sql.placeholder('projectId'), name: sql.placeholder('name'),
-  metadata: sql.placeholder('metadata'), annotations: sql.placeholder('annotations'), permissions: sql.placeholder('permissions'),
-}).onConflictDoNothing({ target: [roomsTable.projectId, roomsTable.name] }).returning().prepare('room_insert'));
 
 export async function findRoomByName(db: Db, projectId: string, name: string): Promise<RoomRow | undefined> {
   const [row] = await byName(db).execute({ projectId, name });
@@ -33,11 +29,38 @@ export async function findRoomNames(db: Db, projectId: string, ids: readonly str
   return db.select({ id: roomsTable.id, name: roomsTable.name }).from(roomsTable).where(and(eq(roomsTable.projectId, projectId), inArray(roomsTable.id, [...ids])));
 }
 
-/** Inserts unless the name is taken; returns undefined on a name clash. */
-export async function insertRoom(db: Db, room: Pick<RoomRow, 'id' | 'projectId' | 'name' | 'metadata' | 'annotations' | 'permissions'>): Promise<RoomRow | undefined> {
-  const [row] = await insert(db).execute(room);
-  return row as RoomRow | undefined;
+/**
+ * A room's insert, unless the name is taken, as the cause of a change (`AuditLog.change` writes it
+ * with the request's audit entry in one statement); its `room` column reads with `roomFromJson`.
+ */
+export function roomInsert(room: Pick<RoomRow, 'id' | 'projectId' | 'name' | 'metadata' | 'annotations' | 'permissions'>): EventCause<SingleCause> {
+  return {
+    name: 'room-insert',
+    build: buildRoomInsert,
+    values: {
+      room_id: room.id, room_project_id: room.projectId, room_name: room.name,
+      room_metadata: JSON.stringify(room.metadata), room_annotations: JSON.stringify(room.annotations), room_permissions: JSON.stringify(room.permissions),
+    },
+  };
 }
+
+function buildRoomInsert(): SingleCause {
+  const v = (name: string) => sql.placeholder(name);
+  return {
+    ctes: sql`room as (
+      insert into rooms (id, project_id, name, metadata, annotations, permissions)
+      values (${v('room_id')}::uuid, ${v('room_project_id')}::uuid, ${v('room_name')}::text, ${v('room_metadata')}::jsonb, ${v('room_annotations')}::jsonb, ${v('room_permissions')}::jsonb)
+      on conflict (project_id, name) do nothing
+      returning *
+    )`,
+    happened: sql`exists (select 1 from room)`,
+    result: sql`(select row_to_json(r) from room r) as room`,
+  };
+}
+
+const roomRows = tableRows(roomsTable);
+/** The `room` column of an insert's result: the new room, or undefined when the name was taken. */
+export const roomFromJson = (json: unknown): RoomRow | undefined => roomRows.fromJson(json);
 
 export async function updateRoom(db: Db, projectId: string, id: string, changes: Partial<Pick<RoomRow, 'name' | 'metadata' | 'annotations'>>): Promise<RoomRow | undefined> {
   const [row] = await db.update(roomsTable).set({ ...changes, updatedAt: new Date() })

@@ -22,9 +22,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /**
      * `false` for a POST that changes nothing and is served at a hot path's rate: a room's connect,
-     * which answers a participant token from what the caller already holds.
+     * which answers a participant token from what the caller already holds. `'statement'` for a
+     * route whose change is one statement made through `AuditLog.change`, which writes the entry
+     * itself: no transaction is opened around it (a room's create, the hottest write).
      */
-    audit?: false;
+    audit?: false | 'statement';
   }
 }
 
@@ -36,6 +38,8 @@ export interface AuditedRoute {
   readonly targetParam?: string | undefined;
   /** For a create whose answer has no `id`: the resource the path names last, which it was created in. */
   readonly owner?: { readonly targetType: string; readonly targetParam: string } | undefined;
+  /** The handler's change is one statement that writes the entry (`audit: 'statement'`). */
+  readonly inStatement?: boolean | undefined;
 }
 
 const word = (segment: string) => segment.replace(/-/g, '_');
@@ -59,9 +63,14 @@ const verbOf = (method: string) => ({ POST: 'create', PUT: 'update', PATCH: 'upd
  *   the verb on that resource (`webhook.rotate_secret`, `storage.upload`).
  */
 export function auditAction(route: Pick<RouteOptions, 'url' | 'config'> & { method: string }): AuditedRoute | undefined {
-  const { auth, audit } = (route.config ?? {}) as { auth?: AuthRequirement; audit?: false };
+  const { auth, audit } = (route.config ?? {}) as { auth?: AuthRequirement; audit?: false | 'statement' };
   if (audit === false || !CHANGING.has(route.method) || !auth || !isRole(auth.permission) || (auth.project ?? 'path') !== 'path') return undefined;
-  const path = route.url.split('/').filter(Boolean);
+  const named = routeAction(route.url, route.method, auth);
+  return named && audit === 'statement' ? { ...named, inStatement: true } : named;
+}
+
+function routeAction(url: string, method: string, auth: AuthRequirement): AuditedRoute | undefined {
+  const path = url.split('/').filter(Boolean);
   const at = path.indexOf(':project_id');
   if (at < 0) return undefined;
   const requirement = auth.resource;
@@ -70,7 +79,7 @@ export function auditAction(route: Pick<RouteOptions, 'url' | 'config'> & { meth
     return { action, targetType: action.slice(0, action.lastIndexOf('.')), targetParam: requirement.param };
   }
   const rest = path.slice(at + 1);
-  const verb = verbOf(route.method);
+  const verb = verbOf(method);
   const last = rest.at(-1);
   const before = rest.at(-2);
   /** The resource the path names last: its type and parameter (the project when none other). */
@@ -80,7 +89,7 @@ export function auditAction(route: Pick<RouteOptions, 'url' | 'config'> & { meth
   };
   if (last === undefined) return { action: `project.${verb}`, targetType: 'project', targetParam: 'project_id' };
   if (isParam(last)) return { action: `${singular(before ?? 'project')}.${verb}`, targetType: singular(before ?? 'project'), targetParam: last.slice(1) };
-  if (route.method !== 'POST') return { action: `${(isCollection(last) ? singular : word)(last)}.${verb}`, ...named() };
+  if (method !== 'POST') return { action: `${(isCollection(last) ? singular : word)(last)}.${verb}`, ...named() };
   if (before !== undefined && !isParam(before)) return { action: `${word(before)}.${word(last)}`, targetType: word(before), owner: named() };
   if (isCollection(last) || before === undefined) return { action: `${singular(last)}.create`, targetType: singular(last), owner: named() };
   const owner = named();
@@ -145,6 +154,7 @@ export function installAudit(app: FastifyInstance, db: Db, log: AuditLog): void 
             return answer;
           })();
         }
+        if (audited.inStatement) return inStatement(db, log, audited, handler.bind(this), request, reply);
         return inTransaction(db, log, audited, handler.bind(this), request, reply);
       };
       // A refusal is known once the error is: the auth hook's, the project role's, or the resource step's.
@@ -171,10 +181,12 @@ function refusalOf(request: FastifyRequest, status: number): string | undefined 
   return undefined;
 }
 
-async function inTransaction(db: Db, log: AuditLog, audited: AuditedRoute, handler: (request: FastifyRequest, reply: FastifyReply) => unknown, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
-  // An answer sent by the handler waits until the entry has committed with the change. The held
-  // send returns nothing: a reply is a thenable that settles once sent, so a handler returning it
-  // would wait for itself.
+/**
+ * Runs `run`, holding an answer the handler sends until `run` is done (its entry written): the held
+ * send returns nothing, since a reply is a thenable that settles once sent, so a handler returning
+ * it would wait for itself.
+ */
+async function holdingAnswer(reply: FastifyReply, run: (answerOf: (value: unknown) => unknown) => Promise<unknown>): Promise<unknown> {
   let sent: { payload: unknown } | undefined;
   const hold = reply as unknown as { send: (payload: unknown) => undefined };
   hold.send = (payload) => {
@@ -183,17 +195,34 @@ async function inTransaction(db: Db, log: AuditLog, audited: AuditedRoute, handl
   };
   let returned: unknown;
   try {
-    returned = await inRequestTransaction(db, async () => {
-      const value = await handler(request, reply);
-      const answer = sent ? sent.payload : value;
-      // Through the service's handle, which stands for the transaction in flight here: the entry's
-      // statement is built once for the database rather than once per transaction.
-      if (reply.statusCode < 400 && !(answer instanceof Error)) await log.write(db, entryOf(request, audited, 'succeeded', answer));
-      return value;
-    });
+    returned = await run((value) => (sent ? sent.payload : value));
   } finally {
     delete (hold as { send?: unknown }).send;
   }
   if (sent) return reply.send(sent.payload);
   return returned;
+}
+
+const succeeded = (reply: FastifyReply, answer: unknown) => reply.statusCode < 400 && !(answer instanceof Error);
+
+async function inTransaction(db: Db, log: AuditLog, audited: AuditedRoute, handler: (request: FastifyRequest, reply: FastifyReply) => unknown, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  return holdingAnswer(reply, (answerOf) => inRequestTransaction(db, async () => {
+    const value = await handler(request, reply);
+    const answer = answerOf(value);
+    // Through the service's handle, which stands for the transaction in flight here: the entry's
+    // statement is built once for the database rather than once per transaction.
+    if (succeeded(reply, answer)) await log.write(db, entryOf(request, audited, 'succeeded', answer));
+    return value;
+  }));
+}
+
+/** A route whose change is one statement, which writes the entry with it; when nothing changed (an existing resource answered), the entry is written after. */
+async function inStatement(db: Db, log: AuditLog, audited: AuditedRoute, handler: (request: FastifyRequest, reply: FastifyReply) => unknown, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  return holdingAnswer(reply, async (answerOf) => {
+    const entry = (targetId: string | undefined) => entryOf(request, audited, 'succeeded', targetId === undefined ? undefined : { id: targetId });
+    const { value, written } = await log.pending(entry, async () => handler(request, reply));
+    const answer = answerOf(value);
+    if (!written && succeeded(reply, answer)) await log.write(db, entryOf(request, audited, 'succeeded', answer));
+    return value;
+  });
 }
