@@ -50,7 +50,9 @@ token reaches it.
 
 - **With the change.** A state-changing route's handler runs in one database transaction, and its
   entry is written in that transaction before the answer is sent: no entry without its change, no
-  change without its entry. A request refused for its input, or failing, leaves neither. An upload,
+  change without its entry. A request refused for its input, or failing, leaves neither. A hot
+  route whose change is one statement (a room's create) writes its entry in that very statement
+  instead, which is atomic without a transaction. An upload,
   whose body arrives as a stream, is not held in a transaction while it arrives: its entry is
   written as soon as it succeeded.
 - **Refusals and failed sign-ins** change nothing; they are written within a second of their answer,
