@@ -6,6 +6,7 @@ import { writeFileSync } from 'node:fs';
 import { documentedPath } from '../src/app.ts';
 import { FACTOR_RESET_EVENTS } from '../src/cli/factors.ts';
 import { KEY_EVENTS } from '../src/cli/keys.ts';
+import { REVOCATION_EVENTS } from '../src/modules/oauth/revocations.ts';
 import { SIGNIN_EVENTS } from '../src/modules/oauth/signin/audit.ts';
 import { SETUP_EVENTS } from '../src/modules/setup/service.ts';
 import type { AuthRequirement } from '../src/platform/http/auth.ts';
@@ -35,8 +36,8 @@ declaration.
 |---|---|
 | \`id\`, \`at\` | the entry's id and time (the time of the change's transaction) |
 | \`project_id\` | the project, or null for the deployment's own events (sign-in pages, second factors, the first run, signing-key rotation) |
-| \`actor.type\`, \`actor.id\`, \`actor.name\` | \`user\` (its id and email), \`api_key\` (its id and name), \`participant\` (the id of the key that signed the token), \`operator\` (a command at the server's shell, by its operating-system user), or \`anonymous\` with the address a failed sign-in gave |
-| \`actor.credential_kind\`, \`actor.credential_id\` | the credential used: \`api_key\`, \`user\` (a personal access token), \`oauth\` (an OAuth access token, with \`actor.oauth_client_id\`), \`participant\`, \`session\` (the sign-in pages), \`setup_token\`, \`server_host\`; its id, never its value |
+| \`actor.type\`, \`actor.id\`, \`actor.name\` | \`user\` (its id and email), \`api_key\` (its id and name), \`participant\` (the id of the key that signed the token), \`oauth_client\` (its client id and name), \`operator\` (a command at the server's shell, by its operating-system user), or \`anonymous\` with the address a failed sign-in gave |
+| \`actor.credential_kind\`, \`actor.credential_id\` | the credential used: \`api_key\`, \`user\` (a personal access token), \`oauth\` (an OAuth access token, with \`actor.oauth_client_id\`), \`oauth_client\` (a client at the OAuth endpoints), \`participant\`, \`session\` (the sign-in pages), \`setup_token\`, \`server_host\`; its id, never its value |
 | \`action\` | \`<type>.<action>\`, from the tables below |
 | \`target.type\`, \`target.id\` | what the action was on: the id (or the name, where the path names it by name) the request named, or the created resource's id |
 | \`outcome\` | \`succeeded\`, \`refused\` (by the authority check: a missing project role, or an action the caller may not take on that resource), or \`failed\` (a failed sign-in) |
@@ -72,6 +73,13 @@ time (\`page_size\`, \`continuation_token\`), filtered by \`actor\`, \`action\` 
 action on a type: \`room.*\`), \`target\`, \`target_type\`, \`outcome\`, \`since\` and \`until\`. A token
 carries on with the filters it was given with only. It needs the role \`audit_reader\`: admins hold
 it, and it can be granted on its own (to a key or a member); developers do not hold it.
+\`atrium audit list\` reads it from the command line (\`--jsonl\`: one entry per line, for log
+collectors).
+
+The deployment's own entries (no project) have no route: the operator reads them where the server
+runs, with its settings, from its database (as \`atrium keys rotate\` writes there), with the same
+filters: \`atrium audit deployment --action 'second_factor.*' --since 2026-01-01 --jsonl\`. On the
+embedded database the server must be stopped first (one process per data directory).
 
 `;
 
@@ -109,6 +117,16 @@ export function renderAuditDoc(routes: readonly RouteRow[]): string {
     '| action | route | target |',
     '|---|---|---|',
     ...actions.map(([action, row]) => `| \`${action}\` | ${row.routes.join('<br>')} | ${row.target} |`),
+    '',
+    '## Revoked grants',
+    '',
+    'Recorded in the project of the grant\'s OAuth client (in the deployment\'s, for Atrium\'s own console and CLI), in the',
+    'transaction that deletes the grant; the target is the grant (`target.type` `oauth_grant`, its id as in an access',
+    'token\'s `grant_id`), never a token. The client is the actor as `oauth_client` (credential kind `oauth_client`).',
+    '',
+    '| action | what happened |',
+    '|---|---|',
+    ...Object.entries(REVOCATION_EVENTS).map(([action, what]) => `| \`${action}\` | ${what} |`),
     '',
     '## Security events of the deployment',
     '',
