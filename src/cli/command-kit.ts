@@ -3,6 +3,7 @@
 // arguments. Nothing here loads the API client: `atrium --help` and a command's help stay fast.
 import { readFileSync } from 'node:fs';
 import type { ApiClient } from '../api-client/client.ts';
+import type { AppContext } from '../context.ts';
 import { UsageError } from './credentials.ts';
 
 export { UsageError } from './credentials.ts';
@@ -25,6 +26,11 @@ export interface Context {
   project(): Promise<string>;
   /** Progress for long transfers, on stderr. */
   progress(text: string, done?: boolean): void;
+  /**
+   * The server's own context, opened with its settings (the environment, as `atrium serve` reads
+   * it) and closed after the command: for the commands run where the server runs (`serverHost`).
+   */
+  host(): Promise<AppContext>;
 }
 
 /** A group's commands' code, by command name (a module of src/cli/commands/, loaded when one runs). */

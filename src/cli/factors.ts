@@ -1,14 +1,19 @@
 // `atrium factors reset EMAIL`: the operator's recovery for a user who lost every second factor
 // (authenticator app, passkeys and recovery codes): removes them all and mails the account's owner.
-// It opens the database like `serve`, so it runs where the server's settings are.
+// It opens the database like `serve`, so it runs where the server's settings are, and records the
+// reset in the deployment's audit log with the change.
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import { openContext } from '../main.ts';
 import { createSecondFactors } from '../modules/users/service.ts';
+import { operatorActor } from './operator.ts';
 import { commandUsage } from './usage.ts';
 
 const FACTORS_USAGE = commandUsage('factors')!;
+
+/** The deployment's audit events of this command (docs/audit-log.md). */
+export const FACTOR_RESET_EVENTS = { 'second_factor.reset': 'An operator removed every second factor of an account with `atrium factors reset` (the actor is the operating-system user, the target the account)' } as const;
 
 export async function factorsCommand(args: string[], config: () => Config): Promise<number> {
   const [sub, email, ...rest] = args;
@@ -22,7 +27,7 @@ export async function factorsCommand(args: string[], config: () => Config): Prom
   }
   const ctx = await openContext(config(), pino({ level: 'warn' }) as unknown as FastifyBaseLogger);
   try {
-    const reset = await createSecondFactors(ctx).resetAll(email.trim());
+    const reset = await createSecondFactors(ctx).resetAll(email.trim(), operatorActor());
     if (!reset) {
       process.stderr.write(`atrium: no account has the address ${email}\n`);
       return 1;

@@ -6,6 +6,8 @@
 // confirmations and error messages are handled once, in `runGroup`.
 import { parseArgs, type ParseArgsOptionDescriptor } from 'node:util';
 import { closest, distance } from 'fastest-levenshtein';
+import type { FastifyBaseLogger } from 'fastify';
+import type { AppContext } from '../context.ts';
 import { processIo, UsageError, type CommandIo, type Context, type Implementations, type Option } from './command-kit.ts';
 
 export interface Command {
@@ -18,6 +20,11 @@ export interface Command {
   noProject?: boolean;
   /** A command that deletes: the question asked on a terminal, its arguments by name (`Delete room <name>?`). */
   confirm?: string;
+  /**
+   * Runs where the server runs, on its database and settings (as `atrium keys rotate` does), not
+   * through the API: no --server, no --project.
+   */
+  serverHost?: true;
 }
 
 export interface Group {
@@ -36,6 +43,17 @@ const FILTER: Option = { type: 'string', description: 'Only items whose name con
 const ROOM: Option = { type: 'string', description: 'A room\'s own, instead of the project\'s', placeholder: 'ROOM' };
 const FILE = (what: string): Option => ({ type: 'string', description: `${what} (YAML or JSON; - for standard input)`, placeholder: 'PATH' });
 const LIMIT: Option = { type: 'string', description: 'Most rows shown (default 100, at most 1000)', placeholder: 'N' };
+
+const AUDIT_FILTERS: Record<string, Option> = {
+  actor: { type: 'string', description: "Only entries of this actor (a user's or API key's id)", placeholder: 'ID' },
+  action: { type: 'string', description: 'Only this action (room.create), or every action on a type (room.*)', placeholder: 'ACTION' },
+  target: { type: 'string', description: 'Only entries whose target has this id', placeholder: 'ID' },
+  outcome: { type: 'string', description: 'Only succeeded, refused or failed entries', placeholder: 'OUTCOME' },
+  since: { type: 'string', description: 'Only entries at or after this time (ISO 8601)', placeholder: 'TIME' },
+  until: { type: 'string', description: 'Only entries before this time (ISO 8601)', placeholder: 'TIME' },
+  limit: { type: 'string', description: 'Most entries, newest first (default 100; 0 for all)', placeholder: 'N' },
+  jsonl: { type: 'boolean', description: 'Print one JSON entry per line, for log collectors (docs/audit-log.md)' },
+};
 
 const code = <T extends Implementations>(load: () => Promise<{ commands: T }>) => async () => (await load()).commands;
 
@@ -379,21 +397,13 @@ export const GROUPS: readonly Group[] = [
     ],
   },
   {
-    name: 'audit', summary: "The project's audit log: who did what, when, with which credential", families: ['audit-log'], default: 'list',
+    name: 'audit', summary: "The audit log, a project's or the deployment's: who did what, when, with which credential", families: ['audit-log'], default: 'list',
     code: code(() => import('./commands/audit.ts')),
     commands: [
+      { name: 'list', summary: "List the project's audit entries, newest first, filtered; --jsonl exports them", options: AUDIT_FILTERS },
       {
-        name: 'list', summary: 'List audit entries, newest first, filtered; --jsonl exports them',
-        options: {
-          actor: { type: 'string', description: "Only entries of this actor (a user's or API key's id)", placeholder: 'ID' },
-          action: { type: 'string', description: 'Only this action (room.create), or every action on a type (room.*)', placeholder: 'ACTION' },
-          target: { type: 'string', description: 'Only entries whose target has this id', placeholder: 'ID' },
-          outcome: { type: 'string', description: 'Only succeeded, refused or failed entries', placeholder: 'OUTCOME' },
-          since: { type: 'string', description: 'Only entries at or after this time (ISO 8601)', placeholder: 'TIME' },
-          until: { type: 'string', description: 'Only entries before this time (ISO 8601)', placeholder: 'TIME' },
-          limit: { type: 'string', description: 'Most entries, newest first (default 100; 0 for all)', placeholder: 'N' },
-          jsonl: { type: 'boolean', description: 'Print one JSON entry per line, for log collectors (docs/audit-log.md)' },
-        },
+        name: 'deployment', serverHost: true, options: AUDIT_FILTERS,
+        summary: "List the deployment's own entries (sign-ins, sign-ups, second factors, the first run, key rotations) from the server's database, where the server runs; --jsonl exports them",
       },
     ],
   },
@@ -408,7 +418,11 @@ const PROJECT_OPTION: Option = { type: 'string', description: 'The project (defa
 const YES_OPTION: Option = { type: 'boolean', description: 'Do not ask for confirmation on a terminal' };
 
 function optionsOf(command: Command): Record<string, Option> {
-  return { ...(command.noProject ? {} : { project: PROJECT_OPTION }), ...command.options, ...(command.confirm ? { yes: YES_OPTION } : {}), ...COMMON_OPTIONS };
+  const { server, ...local } = COMMON_OPTIONS;
+  return {
+    ...(command.noProject || command.serverHost ? {} : { project: PROJECT_OPTION }), ...command.options, ...(command.confirm ? { yes: YES_OPTION } : {}),
+    ...(command.serverHost ? local : { server, ...local }),
+  };
 }
 
 function optionLine(name: string, option: Option): string {
@@ -498,6 +512,7 @@ export async function runGroup(group: Group, argv: string[], io: CommandIo = pro
   // The API client and the output are loaded only for a command that runs.
   const { apiClientFor, describeFailure, record, resolveServer, table } = await import('./api.ts');
   let server = '';
+  let host: Promise<AppContext> | undefined;
   try {
     const required = (command.args ?? []).filter((a) => a.startsWith('<'));
     if (positionals.length < required.length) throw new UsageError(`missing ${required[positionals.length]}`);
@@ -508,16 +523,24 @@ export async function runGroup(group: Group, argv: string[], io: CommandIo = pro
         return 1;
       }
     }
-    server = resolveServer(values.server as string | undefined, io.env);
-    const api = apiClientFor(server, io.env);
+    if (!command.serverHost) server = resolveServer(values.server as string | undefined, io.env);
+    let api: ReturnType<typeof apiClientFor> | undefined;
     const tty = Boolean(io.err.isTTY);
     const ctx: Context = {
-      api, server, args: positionals, options: values as Context['options'],
+      get api() {
+        api ??= apiClientFor(server, io.env);
+        return api;
+      },
+      server, args: positionals, options: values as Context['options'],
+      async host() {
+        host ??= openHost(io.env);
+        return host;
+      },
       async project() {
         const chosen = (values.project as string | undefined) ?? io.env.ATRIUM_PROJECT;
         if (chosen) return chosen;
         const { unwrap } = await import('../api-client/client.ts');
-        const { projects: mine } = await unwrap(api.GET('/accounts/projects'));
+        const { projects: mine } = await unwrap(ctx.api.GET('/accounts/projects'));
         if (mine.length === 1) return mine[0]!.id;
         throw new UsageError(mine.length === 0
           ? 'You are a member of no project: create one with `atrium projects create NAME`'
@@ -541,5 +564,13 @@ export async function runGroup(group: Group, argv: string[], io: CommandIo = pro
   } catch (error) {
     io.err.write(`atrium: ${describeFailure(error, server || '(no server)')}\n`);
     return error instanceof UsageError ? 2 : 1;
+  } finally {
+    if (host) await host.then((opened) => opened.database.close(), () => {});
   }
+}
+
+/** The server's context, from the settings in `env`, for a command run where the server runs; it logs warnings only, on stderr. */
+async function openHost(env: CommandIo['env']): Promise<AppContext> {
+  const [{ loadConfig }, { openContext }, { default: pino }] = await Promise.all([import('../config.ts'), import('../main.ts'), import('pino')]);
+  return openContext(loadConfig(env), pino({ level: 'warn' }, pino.destination(2)) as unknown as FastifyBaseLogger);
 }

@@ -1,13 +1,13 @@
 // `atrium keys rotate`: adds a signing key to the shared database. Running instances sign with it
 // within ATRIUM_KEY_REFRESH_SECONDS and verify tokens signed with it at once; the previous key stays
 // published until it retires (ATRIUM_KEY_RETIRE_AFTER_DAYS after being superseded).
-import { userInfo } from 'node:os';
 import pino from 'pino';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
 import { openContext } from '../main.ts';
 import { rotateSigningKey } from '../platform/crypto/signing-keys.ts';
 import { inRequestTransaction } from '../platform/db/scope.ts';
+import { operatorActor } from './operator.ts';
 import { commandUsage } from './usage.ts';
 
 const KEYS_USAGE = commandUsage('keys')!;
@@ -30,7 +30,7 @@ export async function keysCommand(args: string[], config: () => Config): Promise
     // The key and its audit entry commit together.
     const kid = await inRequestTransaction(ctx.db, async (tx) => {
       const added = await rotateSigningKey(ctx.db, ctx.secrets);
-      await ctx.audit.write(tx, { projectId: null, actor: { type: 'operator', name: userInfo().username, credentialKind: 'server_host' }, action: 'signing_key.rotate', target: { type: 'signing_key', id: added }, outcome: 'succeeded' });
+      await ctx.audit.write(tx, { projectId: null, actor: operatorActor(), action: 'signing_key.rotate', target: { type: 'signing_key', id: added }, outcome: 'succeeded' });
       return added;
     });
     const refresh = ctx.config.keys.refreshMs / 1000;

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
 import * as oidc from 'openid-client';
+import { operatorActor } from '../../src/cli/operator.ts';
 import { createSecondFactors, createUser, issuePersonalAccessToken } from '../../src/modules/users/service.ts';
 import { MFA_ACR } from '../../src/modules/oauth/amr.ts';
 import { rowsOf } from '../../src/platform/db/rows.ts';
@@ -346,17 +347,20 @@ forEachEngine('second factors', (engine) => {
     assert.deepEqual((await finishAtClient(browser, next, request)).claims()!.amr, ['pwd']);
   });
 
-  test('the operator removes every second factor of an account whose owner lost them (atrium factors reset)', async () => {
+  test('the operator removes every second factor of an account whose owner lost them (atrium factors reset), recorded in the audit log', async () => {
     const account = await newAccount('lost');
     await enrolTotp(account);
     const factors = createSecondFactors(service.ctx);
     const since = new Date();
-    const reset = await factors.resetAll(account.email.toUpperCase());
+    const reset = await factors.resetAll(account.email.toUpperCase(), operatorActor());
     assert.deepEqual(reset, { user_id: account.userId, removed: { totp: true, passkeys: 0, recovery_codes: 10 } });
+    const entries = rowsOf<{ project_id: string | null; actor_type: string; credential_kind: string }>(await service.ctx.db.execute(sql`
+      select project_id, actor_type, credential_kind from audit_log where action = 'second_factor.reset' and target_type = 'account' and target_id = ${account.userId}`));
+    assert.deepEqual([...entries], [{ project_id: null, actor_type: 'operator', credential_kind: 'server_host' }], 'the reset is in the deployment\'s audit log');
     assert.match((await waitForMail(service, account.email, /second factors/, since)).text, /removed by the operator/);
     const { request, browser, next } = await passwordStep(account);
     assert.deepEqual((await finishAtClient(browser, next, request)).claims()!.amr, ['pwd']);
-    assert.equal(await factors.resetAll(uniqueEmail('nobody')), undefined);
+    assert.equal(await factors.resetAll(uniqueEmail('nobody'), operatorActor()), undefined);
   });
 
   test('a project requiring a second factor of its admins refuses an admin action to an admin without one, and says why', async () => {

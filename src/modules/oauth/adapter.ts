@@ -19,12 +19,32 @@ import * as store from './store.ts';
 
 const epoch = (date: Date) => Math.floor(date.getTime() / 1000);
 
+/** A grant that went: by the library's revocation (`revoked`), or here, for a code or token used twice (`replayed`). */
+export interface GrantRevocation {
+  readonly grantId: string;
+  readonly clientId: string | undefined;
+  readonly accountId: string | undefined;
+  readonly replayed: boolean;
+}
+
+/** Records a grant's revocation in the transaction that deletes it. */
+export type OnGrantRevoked = (tx: Db, revocation: GrantRevocation) => Promise<void>;
+
+const text = (value: unknown) => (typeof value === 'string' ? value : undefined);
+
 /**
  * `clientCacheMs`: how long a client's metadata is reused. Every token request looks its client up,
  * so this spares the hot path a query; a changed or deleted client takes effect within this time
- * (the same bound as ATRIUM_AUTH_CACHE_SECONDS for every other credential).
+ * (the same bound as ATRIUM_AUTH_CACHE_SECONDS for every other credential). `onRevoked` records a
+ * grant's revocation with it.
  */
-export function adapterClass(db: Db, clientCacheMs: number): new (model: string) => Adapter {
+export function adapterClass(db: Db, clientCacheMs: number, onRevoked: OnGrantRevoked = async () => {}): new (model: string) => Adapter {
+  const revoked = async (grantId: string, replayed: boolean, remove: (tx: Db) => Promise<Record<string, unknown> | undefined>) => {
+    await db.transaction(async (tx) => {
+      const grant = await remove(tx);
+      if (grant) await onRevoked(tx, { grantId, clientId: text(grant.clientId), accountId: text(grant.accountId), replayed });
+    });
+  };
   const clients = clientCacheMs > 0 ? new LRUCache<string, { metadata: AdapterPayload | null }>({ max: 10_000, ttl: clientCacheMs }) : undefined;
   return class DbAdapter implements Adapter {
     readonly model: string;
@@ -74,12 +94,14 @@ export function adapterClass(db: Db, clientCacheMs: number): new (model: string)
     async consume(id: string): Promise<void> {
       const { consumed, grantId } = await store.consumeModel(db, this.model, id);
       if (consumed) return;
-      if (grantId) await store.revokeGrant(db, grantId);
+      if (grantId) await revoked(grantId, true, (tx) => store.revokeGrant(tx, grantId));
       throw new errors.InvalidGrant(`${this.model === 'RefreshToken' ? 'refresh token' : 'grant'} already used`);
     }
 
     async destroy(id: string): Promise<void> {
-      await store.destroyModel(db, this.model, id);
+      // The library destroys a grant only to revoke it (helpers/revoke.js).
+      if (this.model === 'Grant') await revoked(id, false, (tx) => store.destroyGrant(tx, id));
+      else await store.destroyModel(db, this.model, id);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {

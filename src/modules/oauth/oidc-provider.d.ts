@@ -135,6 +135,9 @@ declare module 'oidc-provider' {
       [key: string]: unknown;
     };
     req: IncomingMessage;
+    res: ServerResponse;
+    /** The client's address (through `proxyIpHeader`). */
+    ip: string;
     /** The parsed query string; assigning `querystring` replaces it. */
     query: Record<string, string | string[] | undefined>;
     querystring: string;
@@ -166,6 +169,8 @@ declare module 'oidc-provider' {
     on(event: 'server_error', listener: (ctx: KoaContextWithOIDC, error: Error) => void): this;
     on(event: string, listener: (...args: any[]) => void): this;
     use(middleware: (ctx: KoaContextWithOIDC, next: () => Promise<void>) => Promise<void>): this;
+    /** The context of the request in flight (the library keeps it in an AsyncLocalStorage). */
+    static readonly ctx: KoaContextWithOIDC | undefined;
   }
 
   export default Provider;

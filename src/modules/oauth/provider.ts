@@ -12,6 +12,7 @@ import { ATRIUM_CONSOLE_CLIENT_ID, firstPartyClients } from './first-party.ts';
 import type { SigninKeys } from './keys.ts';
 import reloadKeystore from 'oidc-provider/lib/helpers/initialize_keystore.js';
 import { USER_CODE, deviceFlowSources, logoutSources, renderError } from './protocol/sources.ts';
+import { recordRevocation } from './revocations.ts';
 import { ALL_SCOPES } from './scopes.ts';
 
 /** Lifetimes, in seconds. Access tokens are short because a JWT cannot be recalled once issued. */
@@ -93,7 +94,7 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
   const clientScopes = (client: Client) => new Set((client.scope ?? '').split(' ').filter(Boolean));
 
   const provider = new Provider(issuer, {
-    adapter: adapterClass(ctx.db, ctx.config.authCacheMs),
+    adapter: adapterClass(ctx.db, ctx.config.authCacheMs, recordRevocation(ctx)),
     clients: firstPartyClients(issuer),
     clientDefaults: {
       grant_types: ['authorization_code'],

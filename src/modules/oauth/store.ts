@@ -92,12 +92,20 @@ export async function destroyByGrant(db: Db, model: string, grantId: string): Pr
   await db.delete(providerModelsTable).where(and(eq(providerModelsTable.model, model), eq(providerModelsTable.grantId, grantId)));
 }
 
-/** Revokes a whole grant: the grant itself and every code and token issued under it. */
-export async function revokeGrant(db: Db, grantId: string): Promise<void> {
-  await db.delete(providerModelsTable).where(or(
+/** Deletes a grant; what it held (its client and account) when there was one. */
+export async function destroyGrant(db: Db, grantId: string): Promise<Record<string, unknown> | undefined> {
+  const [row] = await db.delete(providerModelsTable).where(and(eq(providerModelsTable.model, 'Grant'), eq(providerModelsTable.id, grantId)))
+    .returning({ payload: providerModelsTable.payload });
+  return row?.payload;
+}
+
+/** Revokes a whole grant: the grant itself and every code and token issued under it; what the grant held, when there was one. */
+export async function revokeGrant(db: Db, grantId: string): Promise<Record<string, unknown> | undefined> {
+  const rows = await db.delete(providerModelsTable).where(or(
     eq(providerModelsTable.grantId, grantId),
     and(eq(providerModelsTable.model, 'Grant'), eq(providerModelsTable.id, grantId)),
-  ));
+  )).returning({ model: providerModelsTable.model, payload: providerModelsTable.payload });
+  return rows.find((row) => row.model === 'Grant')?.payload;
 }
 
 /** Signs a user out everywhere: their sessions, grants, codes and refresh tokens. */

@@ -9,8 +9,9 @@
 // - Passkeys belong to the relying party of ATRIUM_PUBLIC_URL: its host is the RP ID and its origin
 //   the only origin accepted. Signature counters must move forward (usePasskey).
 // - Recovery codes are random (50 bits each), stored as SHA-256, each usable once.
-// - Adding, removing or renewing a factor needs a sign-in of the last FRESH_SIGNIN_SECONDS and mails
-//   the account's owner.
+// - Adding, removing or renewing a factor needs a sign-in of the last FRESH_SIGNIN_SECONDS, mails the
+//   account's owner once it has committed, and leaves an entry in the deployment's audit log (the
+//   account routes declare it; the operator's reset writes its own).
 import { randomInt, randomUUID } from 'node:crypto';
 import {
   generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
@@ -19,10 +20,12 @@ import {
 } from '@simplewebauthn/server';
 import * as OTPAuth from 'otpauth';
 import type { AppContext } from '../../context.ts';
+import type { AuditActor } from '../../platform/audit/log.ts';
 import { hashSecret } from '../../platform/crypto/secrets.ts';
 import type { Principal } from '../../platform/http/auth.ts';
 import { apiError, conflict, notFound, tooManyRequests } from '../../platform/http/errors.ts';
 import type { Db } from '../../platform/db/engine.ts';
+import { afterRequestTransaction, onceCommitted } from '../../platform/db/scope.ts';
 import { RateCounters } from '../../platform/limits/counters.ts';
 import * as store from './factors-store.ts';
 import { findUserByEmail, findUserById, type UserRow } from './store.ts';
@@ -132,8 +135,9 @@ export function createSecondFactors(ctx: AppContext, now: () => number = Date.no
     return { allowed: false, retryAfter: Math.max(1, Math.ceil((window!.resetAt - now()) / 1000)) };
   }
 
-  async function countFailure(userId: string): Promise<void> {
-    await counters.hit([failureKey(userId)], FACTOR_WINDOW_MS);
+  /** Counts a wrong code; in a request's transaction, once it has ended, as the refusal rolls it back. */
+  function countFailure(userId: string): Promise<void> {
+    return afterRequestTransaction(() => counters.hit([failureKey(userId)], FACTOR_WINDOW_MS));
   }
 
   async function requireUnlocked(userId: string): Promise<void> {
@@ -141,14 +145,17 @@ export function createSecondFactors(ctx: AppContext, now: () => number = Date.no
     if (!state.allowed) throw tooManyRequests(state.retryAfter);
   }
 
-  /** Tells the account's owner, after the answer; a failure to send is logged, not the caller's. */
+  /**
+   * Tells the account's owner, once the change has committed (a request does not wait for it); a
+   * failure to send is logged, not the caller's.
+   */
   function notify(user: UserRow, what: string): Promise<void> {
     const at = new Date(now()).toISOString().replace('T', ' ').slice(0, 16);
-    return ctx.mail.send({
+    return onceCommitted(() => ctx.mail.send({
       to: user.email,
       subject: 'The second factors of your Atrium account changed',
       text: `Hello,\n\n${what} (${at} UTC).\n\nIf this was you, there is nothing to do. If it was not, reset your password at once and review the second factors on your account page:\n\n${config.publicUrl}/console/profile\n`,
-    }).catch((error: unknown) => ctx.log.error({ err: error }, 'second-factor notification mail failed'));
+    }).catch((error: unknown) => ctx.log.error({ err: error }, 'second-factor notification mail failed')));
   }
 
   /** New recovery codes (their values, shown once), replacing any the user had. */
@@ -303,13 +310,18 @@ export function createSecondFactors(ctx: AppContext, now: () => number = Date.no
     },
 
     /**
-     * The operator's recovery for an account that lost every second factor: removes them all and
-     * mails the owner. Undefined when no account has the address.
+     * The operator's recovery for an account that lost every second factor: removes them all, with
+     * the deployment's audit entry naming `by`, and mails the owner. Undefined when no account has
+     * the address.
      */
-    async resetAll(email: string): Promise<{ user_id: string; removed: { totp: boolean; passkeys: number; recovery_codes: number } } | undefined> {
+    async resetAll(email: string, by: AuditActor): Promise<{ user_id: string; removed: { totp: boolean; passkeys: number; recovery_codes: number } } | undefined> {
       const user = await findUserByEmail(db, email);
       if (!user) return undefined;
-      const removed = await db.transaction((tx) => store.deleteAllFactors(tx, user.id));
+      const removed = await db.transaction(async (tx) => {
+        const gone = await store.deleteAllFactors(tx, user.id);
+        await ctx.audit.write(tx, { projectId: null, actor: by, action: 'second_factor.reset', target: { type: 'account', id: user.id }, outcome: 'succeeded' });
+        return gone;
+      });
       await notify(user, 'Every second factor of your account was removed by the operator of this Atrium server; sign in with your password and add new ones');
       return { user_id: user.id, removed: { totp: removed.totp, passkeys: removed.passkeys, recovery_codes: removed.recoveryCodes } };
     },

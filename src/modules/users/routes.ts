@@ -18,6 +18,8 @@ const Params = Type.Object({ user_id: Type.String({ maxLength: 64, description: 
 // Only the user's own sign-in (a personal access token, or the console's and CLI's tokens) manages
 // their factors; changes also need a recent sign-in (docs/sign-in.md).
 const own = { auth: { permission: 'authenticated' as const, credentials: ['user' as const] } };
+/** A change of the caller's factors: a deployment event in the audit log, written with it. */
+const changes = (action: string, means: string) => ({ ...own, audit: { action: `second_factor.${action}`, means } });
 const tags = ['Second factors'];
 const FRESH = 'Needs a sign-in of the last 10 minutes (`reauthentication_required` otherwise); mails the account\'s owner.';
 
@@ -52,7 +54,7 @@ export function userRoutes(app: Api, ctx: AppContext): void {
   }, async (request) => factors.startTotp(request.principal!));
 
   app.post('/accounts/factors/totp/confirm', {
-    config: own,
+    config: changes('totp_enrolled', 'Added an authenticator app, or replaced the one they had, confirming it with its code (a first second factor brings recovery codes)'),
     schema: {
       tags, summary: 'Confirm the authenticator app with its current code',
       description: `Wrong codes count against the account (5 per 15 minutes). Returns recovery codes, once, when this is the account's first second factor. ${FRESH}`,
@@ -61,7 +63,7 @@ export function userRoutes(app: Api, ctx: AppContext): void {
   }, async (request) => factors.confirmTotp(request.principal!, request.body.code));
 
   app.delete('/accounts/factors/totp', {
-    config: own,
+    config: changes('totp_removed', 'Removed their authenticator app (with their last second factor, their recovery codes went too)'),
     schema: { tags, summary: 'Remove the authenticator app', description: FRESH, response: { 200: Ok } },
   }, async (request) => {
     await factors.removeTotp(request.principal!);
@@ -74,7 +76,7 @@ export function userRoutes(app: Api, ctx: AppContext): void {
   }, async (request) => factors.passkeyRegistrationOptions(request.principal!) as unknown as Record<string, unknown>);
 
   app.post('/accounts/factors/passkeys', {
-    config: own,
+    config: changes('passkey_enrolled', 'Added a passkey (a first second factor brings recovery codes)'),
     schema: {
       tags, summary: 'Add a passkey: the browser\'s answer to the options',
       description: `Its origin must be \`ATRIUM_PUBLIC_URL\`'s. Returns recovery codes, once, when this is the account's first second factor. ${FRESH}`,
@@ -83,12 +85,12 @@ export function userRoutes(app: Api, ctx: AppContext): void {
   }, async (request) => factors.registerPasskey(request.principal!, request.body.name, request.body.response as unknown as RegistrationResponseJSON));
 
   app.patch('/accounts/factors/passkeys/:passkey_id', {
-    config: own,
+    config: changes('passkey_renamed', 'Renamed one of their passkeys'),
     schema: { tags, summary: 'Rename a passkey', params: PasskeyParams, body: PasskeyRename, response: { 200: Passkey } },
   }, async (request) => factors.renamePasskey(request.principal!, request.params.passkey_id, request.body.name));
 
   app.delete('/accounts/factors/passkeys/:passkey_id', {
-    config: own,
+    config: changes('passkey_removed', 'Removed a passkey (with their last second factor, their recovery codes went too)'),
     schema: { tags, summary: 'Remove a passkey', description: FRESH, params: PasskeyParams, response: { 200: Ok } },
   }, async (request) => {
     await factors.removePasskey(request.principal!, request.params.passkey_id);
@@ -96,7 +98,7 @@ export function userRoutes(app: Api, ctx: AppContext): void {
   });
 
   app.post('/accounts/factors/recovery-codes', {
-    config: own,
+    config: changes('recovery_codes_replaced', 'Made new recovery codes; the old ones no longer work'),
     schema: { tags, summary: 'Replace your recovery codes with new ones (shown once)', description: FRESH, body: EmptyBody, response: { 200: NewRecoveryCodes } },
   }, async (request) => ({ recovery_codes: await factors.regenerateRecoveryCodes(request.principal!) }));
 }

@@ -20,9 +20,9 @@ import { auditRecorded, entryView } from './view.ts';
 export const AUDIT_OUTCOMES = ['succeeded', 'refused', 'failed'] as const;
 export type AuditOutcome = (typeof AUDIT_OUTCOMES)[number];
 
-/** Who acted: a user, an API key, a participant token, an operator at the server's shell, or nobody known (`anonymous`: a failed sign-in). */
+/** Who acted: a user, an API key, a participant token, an OAuth client, an operator at the server's shell, or nobody known (`anonymous`: a failed sign-in). */
 export interface AuditActor {
-  readonly type: 'user' | 'api_key' | 'participant' | 'operator' | 'anonymous';
+  readonly type: 'user' | 'api_key' | 'participant' | 'oauth_client' | 'operator' | 'anonymous';
   readonly id?: string | undefined;
   readonly name?: string | undefined;
   readonly credentialKind?: string | undefined;

@@ -24,10 +24,23 @@ declare module 'fastify' {
      * `false` for a POST that changes nothing and is served at a hot path's rate: a room's connect,
      * which answers a participant token from what the caller already holds. `'statement'` for a
      * route whose change is one statement made through `AuditLog.change`, which writes the entry
-     * itself: no transaction is opened around it (a room's create, the hottest write).
+     * itself: no transaction is opened around it (a room's create, the hottest write). An
+     * `AccountAudit` for a route outside any project that changes the caller's own account.
      */
-    audit?: false | 'statement';
+    audit?: false | 'statement' | AccountAudit;
   }
+}
+
+/**
+ * What a route outside any project that changes the caller's own account records: a deployment
+ * event (no project) on the caller's account, written with the change. Routes that change nothing
+ * that counts (an enrolment not yet confirmed) declare none.
+ */
+export interface AccountAudit {
+  /** `<type>.<what happened>`: `second_factor.totp_enrolled`. */
+  readonly action: string;
+  /** What happened, in words (docs/audit-log.md lists it). */
+  readonly means: string;
 }
 
 /** What an audited route records: its action, and where the request names the target. */
@@ -40,6 +53,8 @@ export interface AuditedRoute {
   readonly owner?: { readonly targetType: string; readonly targetParam: string } | undefined;
   /** The handler's change is one statement that writes the entry (`audit: 'statement'`). */
   readonly inStatement?: boolean | undefined;
+  /** A deployment event on the caller's own account (a route outside any project), not a project's. */
+  readonly account?: true | undefined;
 }
 
 const word = (segment: string) => segment.replace(/-/g, '_');
@@ -63,7 +78,7 @@ const verbOf = (method: string) => ({ POST: 'create', PUT: 'update', PATCH: 'upd
  *   the verb on that resource (`webhook.rotate_secret`, `storage.upload`).
  */
 export function auditAction(route: Pick<RouteOptions, 'url' | 'config'> & { method: string }): AuditedRoute | undefined {
-  const { auth, audit } = (route.config ?? {}) as { auth?: AuthRequirement; audit?: false | 'statement' };
+  const { auth, audit } = (route.config ?? {}) as { auth?: AuthRequirement; audit?: false | 'statement' | AccountAudit };
   if (audit === false || !CHANGING.has(route.method) || !auth || !isRole(auth.permission) || (auth.project ?? 'path') !== 'path') return undefined;
   const named = routeAction(route.url, route.method, auth);
   return named && audit === 'statement' ? { ...named, inStatement: true } : named;
@@ -96,6 +111,16 @@ function routeAction(url: string, method: string, auth: AuthRequirement): Audite
   return { action: `${owner.targetType}.${word(last)}`, ...owner };
 }
 
+/**
+ * A state-changing route outside any project that declares its `audit` action, for the signed-in
+ * user's own account: its entry has no project and names the caller's account as its target.
+ */
+export function accountAction(route: Pick<RouteOptions, 'url' | 'config'> & { method: string }): AuditedRoute | undefined {
+  const { auth, audit } = (route.config ?? {}) as { auth?: AuthRequirement; audit?: false | 'statement' | AccountAudit };
+  if (typeof audit !== 'object' || !CHANGING.has(route.method) || !auth || route.url.includes(':project_id')) return undefined;
+  return { action: audit.action, targetType: 'account', account: true };
+}
+
 /** Who a credential stands for in an entry. */
 export function auditActor(principal: Principal): AuditActor {
   const credential = { credentialKind: principal.kind, credentialId: principal.credentialId, name: principal.name };
@@ -114,6 +139,7 @@ export function auditOrigin(request: FastifyRequest): AuditOrigin {
 }
 
 function targetOf(request: FastifyRequest, route: AuditedRoute, answer: unknown): AuditEntry['target'] {
+  if (route.account) return { type: route.targetType, id: request.principal?.userId };
   const decided = decisionOf(request)?.resource;
   if (decided) return { type: decided.type, id: decided.id ?? decided.key };
   const params = request.params as Record<string, string | undefined>;
@@ -126,7 +152,7 @@ function targetOf(request: FastifyRequest, route: AuditedRoute, answer: unknown)
 function entryOf(request: FastifyRequest, route: AuditedRoute, outcome: AuditOutcome, answer: unknown, reason?: string): AuditEntry {
   const decision = decisionOf(request);
   return {
-    projectId: (request.params as { project_id: string }).project_id,
+    projectId: route.account ? null : (request.params as { project_id: string }).project_id,
     actor: auditActor(request.principal!),
     action: decision?.action ?? route.action,
     target: targetOf(request, route, answer),
@@ -140,7 +166,8 @@ function entryOf(request: FastifyRequest, route: AuditedRoute, outcome: AuditOut
 export function installAudit(app: FastifyInstance, db: Db, log: AuditLog): void {
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
-      const audited = auditAction({ method, url: route.url, config: route.config });
+      const account = accountAction({ method, url: route.url, config: route.config });
+      const audited = account ?? auditAction({ method, url: route.url, config: route.config });
       if (!audited) continue;
       const handler = route.handler;
       route.handler = function audit(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
@@ -157,6 +184,8 @@ export function installAudit(app: FastifyInstance, db: Db, log: AuditLog): void 
         if (audited.inStatement) return inStatement(db, log, audited, handler.bind(this), request, reply);
         return inTransaction(db, log, audited, handler.bind(this), request, reply);
       };
+      // Refusals are the authority check's, in a project.
+      if (account) break;
       // A refusal is known once the error is: the auth hook's, the project role's, or the resource step's.
       const refused = (request: FastifyRequest, r: FastifyReply, done: () => void) => {
         const refusal = refusalOf(request, r.statusCode);
