@@ -64,6 +64,8 @@ forEachEngine('audit entries as webhook events', (engine) => {
     const delivery = audits('/audit').find((r) => r.json.data.outcome === 'refused')!;
     assert.equal(delivery.json.data.action, 'api_key.create');
     assert.equal(delivery.json.data.request_id, refused.headers.get('x-request-id'));
+    const listed = await call(service, 'GET', `${project(tenant)}/audit-log?outcome=refused`, { token: tenant.apiKey });
+    assert.deepEqual(delivery.json.data, listed.body.entries[0]);
   });
 
   test('an entry that cannot be written leaves no event', async () => {
