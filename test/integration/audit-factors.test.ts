@@ -10,6 +10,7 @@ import { sql } from 'drizzle-orm';
 import { createUser, issuePersonalAccessToken } from '../../src/modules/users/service.ts';
 import { rowsOf } from '../../src/platform/db/rows.ts';
 import { freshUserToken, totpCode } from '../support/factors.ts';
+import { whileInsertsFail } from '../support/failing-inserts.ts';
 import { EMAIL_LOGIN_ENV, mailCount, startOAuthService, uniqueEmail, waitForMail } from '../support/oauth.ts';
 import { registrationAnswer } from '../support/passkey.ts';
 import { call, forEachEngine, type TestService } from '../support/service.ts';
@@ -96,17 +97,10 @@ forEachEngine('audit of second factors', (engine) => {
   test('a change whose entry cannot be written is not made, and its owner is not mailed', async () => {
     const user = await signedIn('unwritable');
     const { db } = service.ctx;
-    await db.execute(sql.raw(`create function audit_factors_refuse() returns trigger language plpgsql as $$
-      begin raise exception 'audit entry refused'; end $$`));
-    await db.execute(sql.raw(`create trigger audit_factors_refuse before insert on audit_log for each row
-      when (new.actor_id = '${user.userId}') execute function audit_factors_refuse()`));
-    try {
+    await whileInsertsFail(db, 'audit_log', `new.actor_id = '${user.userId}'`, 'audit entry refused', async () => {
       const started = await send('POST', '/accounts/factors/totp', user.token, {});
       assert.equal((await send('POST', '/accounts/factors/totp/confirm', user.token, { code: totpCode(started.body.secret) })).status, 500);
-    } finally {
-      await db.execute(sql.raw('drop trigger audit_factors_refuse on audit_log'));
-      await db.execute(sql.raw('drop function audit_factors_refuse()'));
-    }
+    });
     assert.equal((await send('GET', '/accounts/factors', user.token)).body.second_factor, false, 'no change without its entry');
     // A mail would be on its way by now: the next change's mail arrives, the refused one's never.
     const started = await send('POST', '/accounts/factors/totp', user.token, {});
@@ -118,18 +112,11 @@ forEachEngine('audit of second factors', (engine) => {
   test('a mail that cannot be written undoes no change: the factor and its entry stand', async () => {
     const user = await signedIn('unmailable');
     const { db } = service.ctx;
-    await db.execute(sql.raw(`create function audit_factors_no_mail() returns trigger language plpgsql as $$
-      begin raise exception 'mail refused'; end $$`));
-    await db.execute(sql.raw(`create trigger audit_factors_no_mail before insert on dev_mail_outbox for each row
-      when (new.recipient = '${user.email}') execute function audit_factors_no_mail()`));
-    try {
+    await whileInsertsFail(db, 'dev_mail_outbox', `new.recipient = '${user.email}'`, 'mail refused', async () => {
       const started = await send('POST', '/accounts/factors/totp', user.token, {});
       const confirmed = await send('POST', '/accounts/factors/totp/confirm', user.token, { code: totpCode(started.body.secret) });
       assert.equal(confirmed.status, 200, JSON.stringify(confirmed.body));
-    } finally {
-      await db.execute(sql.raw('drop trigger audit_factors_no_mail on dev_mail_outbox'));
-      await db.execute(sql.raw('drop function audit_factors_no_mail()'));
-    }
+    });
     assert.equal((await send('GET', '/accounts/factors', user.token)).body.second_factor, true);
     assert.deepEqual((await entriesOf(user.userId)).map((e) => e.action), ['second_factor.totp_enrolled']);
   });

@@ -13,6 +13,7 @@ import { keysCommand } from '../../src/cli/keys.ts';
 import { rowsOf } from '../../src/platform/db/rows.ts';
 import { auditAction } from '../../src/platform/http/audit.ts';
 import { apiRoutes, pathParams, type RouteInfo } from '../support/routes.ts';
+import { whileInsertsFail } from '../support/failing-inserts.ts';
 import { LOCAL_PAYMENTS_ENV } from '../support/payments.ts';
 import { call, createTenant, forEachEngine, startTestService, type Tenant, type TestService } from '../support/service.ts';
 import { createFixtures, paramValue, routePath, validBody } from '../support/walk.ts';
@@ -202,14 +203,8 @@ forEachEngine('audit log', (engine) => {
   test('an entry that cannot be written takes its change with it: both or neither', async () => {
     const { db } = service.ctx;
     const project = `/accounts/projects/${a.projectId}`;
-    // Makes the entry of one action fail, as a full disk or a lost connection would at that point.
-    await db.execute(sql.raw(`create function audit_walk_refuse() returns trigger language plpgsql as $$
-      begin
-        if new.action = 'api_key.create' then raise exception 'the entry cannot be written'; end if;
-        return new;
-      end $$`));
-    await db.execute(sql.raw('create trigger audit_walk_refuse before insert on audit_log for each row execute function audit_walk_refuse()'));
-    try {
+    // The entry of one action fails.
+    await whileInsertsFail(db, 'audit_log', `new.action = 'api_key.create'`, 'the entry cannot be written', async () => {
       const keys = async () => (await call(service, 'GET', `${project}/api-keys`, { token: a.apiKey })).body.keys.length;
       const before = await keys();
       const from = await lastSeq(a.projectId);
@@ -217,10 +212,7 @@ forEachEngine('audit log', (engine) => {
       assert.equal(r.status, 500);
       assert.equal(await keys(), before, 'the key was not made');
       assert.deepEqual(await entries(a.projectId, from), []);
-    } finally {
-      await db.execute(sql.raw('drop trigger audit_walk_refuse on audit_log'));
-      await db.execute(sql.raw('drop function audit_walk_refuse()'));
-    }
+    });
   });
 
   test('GET audit-log: filters, continuation paging, and its permission', async () => {

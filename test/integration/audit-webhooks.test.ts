@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { sql } from 'drizzle-orm';
+import { rowsOf } from '../../src/platform/db/rows.ts';
+import { whileInsertsFail } from '../support/failing-inserts.ts';
 import { call, createTenant, forEachEngine, type Tenant } from '../support/service.ts';
 import { sleep, startReceiver, startWebhookService, verifyDelivery, type Receiver, type WebhookTestService } from '../support/webhooks.ts';
 
@@ -70,27 +72,17 @@ forEachEngine('audit entries as webhook events', (engine) => {
 
   test('an entry that cannot be written leaves no event', async () => {
     const { db } = service.ctx;
-    await db.execute(sql.raw(`create function audit_hook_refuse() returns trigger language plpgsql as $$
-      begin
-        if new.action = 'room.update' then raise exception 'the entry cannot be written'; end if;
-        return new;
-      end $$`));
-    await db.execute(sql.raw('create trigger audit_hook_refuse before insert on audit_log for each row execute function audit_hook_refuse()'));
-    let failed: string;
-    try {
+    const failed = await whileInsertsFail(db, 'audit_log', `new.action = 'room.update'`, 'the entry cannot be written', async () => {
       const r = await call(service, 'PUT', `${project(tenant)}/rooms/${roomId}`, { token: tenant.apiKey, json: { name: 'renamed-never', metadata: { topic: 'never written' } } });
       assert.equal(r.status, 500, JSON.stringify(r.body));
-      failed = String(r.headers.get('x-request-id'));
-    } finally {
-      await db.execute(sql.raw('drop trigger audit_hook_refuse on audit_log'));
-      await db.execute(sql.raw('drop function audit_hook_refuse()'));
-    }
+      return String(r.headers.get('x-request-id'));
+    });
     // A later change's event arrives; the failed one's was never written.
     const later = await call(service, 'POST', `${project(tenant)}/rooms`, { token: tenant.apiKey, json: { name: 'after-the-failure' } });
     await receiver.waitFor(() => audits('/audit').some((r) => r.json.data.target.id === later.body.id));
     assert.ok(!audits('/audit').some((r) => r.json.data.request_id === failed));
-    const stored = await db.execute(sql`select count(*)::int as n from events where type = 'audit.recorded' and data->>'request_id' = ${failed}`);
-    assert.equal((Array.isArray(stored) ? stored : (stored as { rows: { n: number }[] }).rows)[0]!.n, 0);
+    const stored = rowsOf<{ n: number }>(await db.execute(sql`select count(*)::int as n from events where type = 'audit.recorded' and data->>'request_id' = ${failed}`));
+    assert.equal(stored[0]!.n, 0);
   });
 
   test('other projects\' entries and other subscriptions get nothing', async () => {

@@ -107,17 +107,6 @@ const withEntry = (change: SingleCause): SingleCause => ({
   result: sql`${change.result}, ${audited}`,
 });
 
-/**
- * The entry a request's change of one statement writes itself (`AuditLog.change`): set by the audit
- * step around the handler of a route declaring `audit: 'statement'` (src/platform/http/audit.ts).
- */
-interface PendingEntry {
-  /** The entry, naming `targetId` (a created resource) when given. */
-  entry(targetId: string | undefined): AuditEntry;
-  written: boolean;
-}
-const pendingEntries = new AsyncLocalStorage<PendingEntry>();
-
 // Many entries of one project (refusals gathered over a second): their rows as one JSON array.
 const manyEntries: EventCause<ManyCause>['build'] = () => ({
   ctes: sql`audit_input as (
@@ -129,6 +118,17 @@ const manyEntries: EventCause<ManyCause>['build'] = () => ({
   events: sql`select gen_random_uuid() as id, data from audit_input`,
   result: sql`true as written`,
 });
+
+/**
+ * The entry a request's change of one statement writes itself (`AuditLog.change`): set by the audit
+ * step around the handler of a route declaring `audit: 'statement'` (src/platform/http/audit.ts).
+ */
+interface PendingEntry {
+  /** The entry, naming `targetId` (a created resource) when given. */
+  entry(targetId: string | undefined): AuditEntry;
+  written: boolean;
+}
+const pendingEntries = new AsyncLocalStorage<PendingEntry>();
 
 /** How long an entry nobody waits for lingers for others to join its statement. */
 const LINGER_MS = 1000;
