@@ -213,6 +213,23 @@ forEachEngine('project storage', (engine) => {
     assert.equal((await upload('aborted', 'a file')).status, 200);
   });
 
+  test('an upload is answered once its audit entry is written, without waiting for other entries to join it', async () => {
+    // Entries of refusals wait up to a second for others of their project; an upload's must not, or
+    // every upload would take a second. Ten small uploads in sequence stay well under ten seconds,
+    // and each entry is there as soon as its upload was answered: nothing lingers to be flushed.
+    const uploadEntries = async () => {
+      const listed = await call(service, 'GET', `/accounts/projects/${tenant.projectId}/audit-log?action=storage.upload&page_size=100`, { token: tenant.apiKey });
+      assert.equal(listed.status, 200, JSON.stringify(listed.body));
+      return (listed.body.entries as unknown[]).length;
+    };
+    const before = await uploadEntries();
+    const started = performance.now();
+    for (let i = 0; i < 10; i++) assert.equal((await upload(`quick/${i}.txt`, `file ${i}`)).status, 200);
+    const seconds = (performance.now() - started) / 1000;
+    assert.ok(seconds < 5, `ten uploads took ${seconds.toFixed(1)} s`);
+    assert.equal(await uploadEntries(), before + 10);
+  });
+
   test('uploads beyond ATRIUM_MAX_UPLOAD_BYTES are 413 and leave nothing behind', async () => {
     const limited = await startTestService(engine, { ATRIUM_MAX_UPLOAD_BYTES: '1024' });
     try {

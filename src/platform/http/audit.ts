@@ -173,11 +173,12 @@ export function installAudit(app: FastifyInstance, db: Db, log: AuditLog): void 
       route.handler = function audit(this: FastifyInstance, request: FastifyRequest, reply: FastifyReply) {
         // A body that arrives as a stream (an upload) is not waited for inside a transaction, which
         // would hold the embedded database's one connection for as long as the client takes: its
-        // entry is written as soon as it succeeded.
+        // entry is written as soon as it succeeded, by its own statement (not grouped with others,
+        // which would keep the answer waiting for the group).
         if (request.body instanceof Readable) {
           return (async () => {
             const answer = await handler.call(this, request, reply);
-            if (reply.statusCode < 400) await log.later(entryOf(request, audited, 'succeeded', answer));
+            if (reply.statusCode < 400) await log.write(db, entryOf(request, audited, 'succeeded', answer));
             return answer;
           })();
         }
