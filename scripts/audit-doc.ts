@@ -55,9 +55,9 @@ token reaches it.
   entry is written in that transaction before the answer is sent: no entry without its change, no
   change without its entry. A request refused for its input, or failing, leaves neither. A hot
   route whose change is one statement (a room's create) writes its entry in that very statement
-  instead, which is atomic without a transaction. An upload,
-  whose body arrives as a stream, is not held in a transaction while it arrives: its entry is
-  written as soon as it succeeded.
+  instead, which is atomic without a transaction. An upload, whose body arrives as a stream, is not
+  held in a transaction while it arrives: its entry is written by its own statement as soon as the
+  file is stored, before the answer is sent.
 - **Refusals and failed sign-ins** change nothing; they are written within a second of their answer,
   many in one statement, so that they never slow a request. A refusal is recorded for callers acting
   in the project (holding some role there); a caller from outside the project (answered 404, as for
