@@ -11310,7 +11310,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe a room: write the feed's messages into its storage
-         * @description Messages published from now on are written as JSON Lines files under `rooms/<room>/<path>/` of project storage (docs/feeds.md). Requires: member; then `feed.add_subscription`: the feed_subscription_creator project role, or the manager or subscriber role on the feed's policy.
+         * @description Messages published from now on are written as JSON Lines files under `rooms/<room>/<path>/` of project storage (docs/feeds.md). Since it writes into the room's files, the caller must also be allowed `room.read_files` on the room (403 otherwise). Requires: member; then `feed.add_subscription`: the feed_subscription_creator project role, or the manager or subscriber role on the feed's policy.
          */
         post: {
             parameters: {

@@ -183,6 +183,33 @@ forEachEngine('feeds', (engine) => {
       await rejectsWithStatus(sdk.getFeedSubscription(tenant.projectId, feed.id, sub.id), 404);
     });
 
+    test('a subscription writes only into a room whose files its creator may read; refused, nothing is added', async () => {
+      const feed = await sdk.createFeed({ projectId: tenant.projectId, name: 'into-rooms', visibility: 'project' });
+      // A member holding the project role to subscribe, and no access of their own to a room's files.
+      const member = await createUserWithToken(service, 'feeds-subscriber');
+      await call(service, 'POST', `${project()}/users`, { token: tenant.apiKey, json: { user_id: member.userId, roles: ['feed_subscription_creator'] } });
+      const room = async (name: string, permissions?: unknown) => (await call(service, 'POST', `${project()}/rooms`, { token: tenant.apiKey, json: { name, permissions } })).body as { id: string; name: string };
+      const theirs = await room('subs-theirs');
+      const named = await room('subs-named', { [member.userId]: { storage: {} } });
+      const subscribe = (token: string, name: string) => call(service, 'POST', `${project()}/feeds/${feed.id}/subscriptions`, { token, json: { room: name, path: 'in/' } });
+      const count = async () => (await sdk.listFeedSubscriptions(tenant.projectId, feed.id)).length;
+
+      const refused = await subscribe(member.token, theirs.name);
+      assert.equal(refused.status, 403, JSON.stringify(refused.body));
+      assert.match(refused.body.error.message, /developer project role/, 'the refusal names what would allow it');
+      assert.equal(await count(), 0, 'the refused subscription was not added');
+      // The room's initial permissions giving them its storage, or a role on its policy, let it through.
+      assert.equal((await subscribe(member.token, named.name)).status, 201);
+      const grant = await call(service, 'POST', `${project()}/policies/resources/room/${theirs.id}`, { token: tenant.apiKey, json: { subject: { type: 'user', id: member.userId }, roles: ['viewer'] } });
+      assert.equal(grant.status, 200, JSON.stringify(grant.body));
+      assert.equal((await subscribe(member.token, theirs.name)).status, 201);
+      // A role that finds the room without its files does not.
+      const listed = await room('subs-listed');
+      await call(service, 'POST', `${project()}/policies/resources/room/${listed.id}`, { token: tenant.apiKey, json: { subject: { type: 'user', id: member.userId }, roles: ['list'] } });
+      assert.equal((await subscribe(member.token, listed.name)).status, 403);
+      assert.equal(await count(), 2);
+    });
+
     test('messages land in the room\'s storage as JSON Lines: a file per window or per N messages, each announced once', async () => {
       const room = await newRoom('delivery-room');
       const feed = await sdk.createFeed({ projectId: tenant.projectId, name: 'delivery', visibility: 'project' });

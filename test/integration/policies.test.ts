@@ -329,6 +329,8 @@ forEachEngine('resource policies', (engine) => {
       const feed = await newFeed(`policy-feed-${role}`);
       const base = `${project()}/feeds/${feed.id}`;
       const member = await memberWith(['member']);
+      // The room's files are theirs (a subscription writes into them), so the feed's role decides.
+      assert.equal((await grant(specPath('room', room.id), { type: 'user', id: member.userId }, ['viewer'])).status, 200);
       const tryAll = async () => ({
         see: (await call(service, 'GET', base, { token: member.token })).status,
         listed: (await listed(member.token)).includes(feed.name),

@@ -15,7 +15,7 @@ const feed = resourceType<FeedRow>({
   actions: {
     see: { description: 'find it, private too (GET, lists)', roles: ['feed_inventory'] },
     read_subscriptions: { description: 'read its subscriptions', roles: ['feed_subscription_inventory'] },
-    add_subscription: { description: 'add a subscription', roles: ['feed_subscription_creator'] },
+    add_subscription: { description: 'add a subscription (into a room whose files the caller may read: `room.read_files`)', roles: ['feed_subscription_creator'] },
     change_subscriptions: { description: 'change and remove its subscriptions', roles: ['feed_subscription_manager'] },
     publish: { description: 'publish messages', roles: ['feed_manager'] },
     manage: { description: 'update, pause and delete it', roles: ['feed_manager'] },

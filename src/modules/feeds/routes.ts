@@ -93,10 +93,10 @@ export function feedRoutes(app: Api, ctx: AppContext): void {
     config: on('add_subscription'),
     schema: {
       tags, summary: 'Subscribe a room: write the feed\'s messages into its storage', params: schema.FeedParams, body: schema.SubscriptionCreate, response: { 201: schema.SubscriptionEnvelope },
-      description: 'Messages published from now on are written as JSON Lines files under `rooms/<room>/<path>/` of project storage (docs/feeds.md).',
+      description: 'Messages published from now on are written as JSON Lines files under `rooms/<room>/<path>/` of project storage (docs/feeds.md). Since it writes into the room\'s files, the caller must also be allowed `room.read_files` on the room (403 otherwise).',
     },
   }, async (request, reply) => reply.status(201).send({
-    subscription: service.subscriptionView(await service.createSubscription(ctx, await feedOf(request), request.body)),
+    subscription: service.subscriptionView(await service.createSubscription(ctx, actorOf(request), await feedOf(request), request.body)),
   }));
 
   app.get(`${feeds}/:feed_id/subscriptions`, {

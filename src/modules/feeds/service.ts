@@ -15,7 +15,7 @@ import { ApiError, badRequest, conflict, notFound } from '../../platform/http/er
 import type { Page } from '../../platform/http/lists.ts';
 import { isUuid } from '../../platform/crypto/credentials.ts';
 import { forgetResource } from '../policies/service.ts';
-import { getRoom } from '../rooms/service.ts';
+import { getRoom, ROOM_RESOURCE } from '../rooms/service.ts';
 import { roomStoragePath } from '../storage/service.ts';
 import { validateDatetimeFormat } from './filenames.ts';
 import * as store from './store.ts';
@@ -275,7 +275,7 @@ export interface SubscriptionInput {
   annotations?: Record<string, string> | null | undefined;
 }
 
-export async function createSubscription(ctx: AppContext, feed: store.FeedRow, input: SubscriptionInput): Promise<store.SubscriptionRow> {
+export async function createSubscription(ctx: AppContext, actor: Actor, feed: store.FeedRow, input: SubscriptionInput): Promise<store.SubscriptionRow> {
   notPaused(feed);
   const { projectId } = feed;
   let room;
@@ -285,6 +285,8 @@ export async function createSubscription(ctx: AppContext, feed: store.FeedRow, i
     if (error instanceof ApiError && error.status === 404) throw badRequest(`room: no room named ${JSON.stringify(input.room)} in this project`);
     throw error;
   }
+  // The subscription writes into the room's files: only for a caller with access to them.
+  await ctx.authority.require(actor, ctx.authority.type(ROOM_RESOURCE)!, room, 'read_files');
   // The folder as stored: normalised, and checked to stay inside the room's storage.
   const roomFolder = roomStoragePath(room.name, '');
   const path = roomStoragePath(room.name, input.path).slice(roomFolder.length + 1);

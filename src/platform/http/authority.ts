@@ -300,6 +300,16 @@ export class Authority {
     return decided(false, `${name} needs ${this.whoMay(type, action)}`);
   }
 
+  /**
+   * Refuses (403, naming what would allow it) unless the actor may take `action` on a resource the
+   * request names beside the route's own, such as the room a feed subscription writes into: nobody
+   * binds one resource to another beyond what they could do with it themselves.
+   */
+  async require(actor: Actor, type: ResourceType, resource: Resource, action: string): Promise<void> {
+    const decision = await this.decide(actor, type, resource, action);
+    if (!decision.allowed) throw this.#refusal(actor, type, decision, false);
+  }
+
   /** Who may take an action, in words: "the feed_manager project role, or the publisher or manager role on the feed's policy". */
   whoMay(type: ResourceType, action: string, { grants = true } = {}): string {
     const declared = type.actions[action]!;
