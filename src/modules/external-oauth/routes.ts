@@ -15,7 +15,7 @@ export function externalOAuthRoutes(app: Api, ctx: AppContext): void {
   app.post(project, {
     config: { auth: { permission: 'external_oauth_creator' } },
     schema: { tags, summary: 'Register an external OAuth provider for the project', params: ProjectParams, body: schema.RegistrationInput, response: { 201: schema.Registration }, description: secretNote },
-  }, async (request, reply) => reply.status(201).send(await service.createRegistration(ctx, request.params.project_id, undefined, request.body)));
+  }, async (request, reply) => reply.status(201).send(await service.createRegistration(ctx, ctx.authority.actorOf(request), request.params.project_id, undefined, request.body)));
 
   app.get(project, {
     config: { auth: { permission: 'external_oauth_inventory' } },
@@ -28,7 +28,7 @@ export function externalOAuthRoutes(app: Api, ctx: AppContext): void {
   app.put(`${project}/:registration_id`, {
     config: { auth: { permission: 'external_oauth_manager' } },
     schema: { tags, summary: 'Replace an external OAuth registration of the project', params: schema.ProjectRegistrationParams, body: schema.RegistrationInput, response: { 200: schema.Registration }, description: secretNote },
-  }, async (request) => service.updateRegistration(ctx, request.params.project_id, undefined, request.params.registration_id, request.body));
+  }, async (request) => service.updateRegistration(ctx, ctx.authority.actorOf(request), request.params.project_id, undefined, request.params.registration_id, request.body));
 
   app.delete(`${project}/:registration_id`, {
     config: { auth: { permission: 'external_oauth_manager' } },
@@ -41,7 +41,7 @@ export function externalOAuthRoutes(app: Api, ctx: AppContext): void {
   app.post(room, {
     config: { auth: { permission: 'external_oauth_creator' } },
     schema: { tags, summary: 'Register an external OAuth provider for one room', params: schema.RoomParams, body: schema.RegistrationInput, response: { 201: schema.Registration }, description: secretNote },
-  }, async (request, reply) => reply.status(201).send(await service.createRegistration(ctx, request.params.project_id, request.params.room_name, request.body)));
+  }, async (request, reply) => reply.status(201).send(await service.createRegistration(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.room_name, request.body)));
 
   app.get(room, {
     config: { auth: { permission: 'external_oauth_inventory' } },
@@ -54,7 +54,7 @@ export function externalOAuthRoutes(app: Api, ctx: AppContext): void {
   app.put(`${room}/:room_registration_id`, {
     config: { auth: { permission: 'external_oauth_manager' } },
     schema: { tags, summary: 'Replace an external OAuth registration of a room', params: schema.RoomRegistrationParams, body: schema.RegistrationInput, response: { 200: schema.Registration }, description: secretNote },
-  }, async (request) => service.updateRegistration(ctx, request.params.project_id, request.params.room_name, request.params.room_registration_id, request.body));
+  }, async (request) => service.updateRegistration(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.room_name, request.params.room_registration_id, request.body));
 
   app.delete(`${room}/:room_registration_id`, {
     config: { auth: { permission: 'external_oauth_manager' } },

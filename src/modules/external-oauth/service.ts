@@ -3,9 +3,10 @@
 // client secret that is encrypted with the service key and never leaves.
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
+import type { Actor } from '../../platform/http/authority.ts';
 import { badRequest, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import { getRoom } from '../rooms/service.ts';
+import { getRoom, requireInRoom } from '../rooms/service.ts';
 import * as store from './store.ts';
 
 interface OAuthConfigInput {
@@ -32,9 +33,11 @@ export interface RegistrationInput {
 }
 
 /** Where a request's registrations live: the project, or the named room of it (404 when missing). */
-async function scopeOf(ctx: AppContext, projectId: string, roomName: string | undefined): Promise<store.Scope & { roomName: string | null }> {
+async function scopeOf(ctx: AppContext, projectId: string, roomName: string | undefined, writer?: Actor): Promise<store.Scope & { roomName: string | null }> {
   if (roomName === undefined) return { projectId, roomId: null, roomName: null };
   const room = await getRoom(ctx, projectId, roomName);
+  // A room's registration signs its participants in upstream: written only by a caller who may connect to it.
+  if (writer) await requireInRoom(ctx, writer, room);
   return { projectId, roomId: room.id, roomName: room.name };
 }
 
@@ -106,8 +109,8 @@ function fieldsOf(ctx: AppContext, input: RegistrationInput, storedSecret: strin
   };
 }
 
-export async function createRegistration(ctx: AppContext, projectId: string, roomName: string | undefined, input: RegistrationInput) {
-  const scope = await scopeOf(ctx, projectId, roomName);
+export async function createRegistration(ctx: AppContext, actor: Actor, projectId: string, roomName: string | undefined, input: RegistrationInput) {
+  const scope = await scopeOf(ctx, projectId, roomName, actor);
   const row = await store.insertRegistration(ctx.db, scope, randomUUID(), fieldsOf(ctx, input, null));
   return registrationView(row, scope.roomName);
 }
@@ -118,8 +121,8 @@ export async function listRegistrations(ctx: AppContext, projectId: string, room
   return { registrations: items.map((row) => registrationView(row, scope.roomName)), total };
 }
 
-export async function updateRegistration(ctx: AppContext, projectId: string, roomName: string | undefined, id: string, input: RegistrationInput) {
-  const scope = await scopeOf(ctx, projectId, roomName);
+export async function updateRegistration(ctx: AppContext, actor: Actor, projectId: string, roomName: string | undefined, id: string, input: RegistrationInput) {
+  const scope = await scopeOf(ctx, projectId, roomName, actor);
   return ctx.db.transaction(async (tx) => {
     const current = await store.lockRegistration(tx, scope, id);
     if (!current) throw notFound('External OAuth registration');

@@ -15,7 +15,7 @@ import { ApiError, badRequest, conflict, notFound } from '../../platform/http/er
 import type { Page } from '../../platform/http/lists.ts';
 import { isUuid } from '../../platform/crypto/credentials.ts';
 import { forgetResource } from '../policies/service.ts';
-import { getRoom, ROOM_RESOURCE } from '../rooms/service.ts';
+import { getRoom, requireInRoom } from '../rooms/service.ts';
 import { roomStoragePath } from '../storage/service.ts';
 import { validateDatetimeFormat } from './filenames.ts';
 import * as store from './store.ts';
@@ -286,7 +286,7 @@ export async function createSubscription(ctx: AppContext, actor: Actor, feed: st
     throw error;
   }
   // The subscription writes into the room's files: only for a caller with access to them.
-  await ctx.authority.require(actor, ctx.authority.type(ROOM_RESOURCE)!, room, 'read_files');
+  await requireInRoom(ctx, actor, room, 'read_files');
   // The folder as stored: normalised, and checked to stay inside the room's storage.
   const roomFolder = roomStoragePath(room.name, '');
   const path = roomStoragePath(room.name, input.path).slice(roomFolder.length + 1);

@@ -16,7 +16,7 @@ export function mailboxRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'Create a mailbox: mail to the address goes to a queue of a room', params: ProjectParams, body: schema.MailboxCreate, response: { 201: schema.MailboxEnvelope },
       description: 'The address must be under a mail domain the deployment allows (ATRIUM_MAIL_DOMAINS) and is unique across the deployment: 409 when any project has it. The room must exist in the project (400 naming it otherwise).',
     },
-  }, async (request, reply) => reply.status(201).send(await service.createMailbox(ctx, request.params.project_id, request.body)));
+  }, async (request, reply) => reply.status(201).send(await service.createMailbox(ctx, ctx.authority.actorOf(request), request.params.project_id, request.body)));
 
   app.get(base, {
     config: { auth: { permission: 'mailbox_inventory' } },
@@ -36,7 +36,7 @@ export function mailboxRoutes(app: Api, ctx: AppContext): void {
   app.put(`${base}/:address`, {
     config: { auth: { permission: 'mailbox_manager' } },
     schema: { tags, summary: "Replace a mailbox's room, queue, public flag and annotations", params: schema.AddressParams, body: schema.MailboxUpdate, response: { 200: schema.MailboxEnvelope } },
-  }, async (request) => service.updateMailbox(ctx, request.params.project_id, request.params.address, request.body));
+  }, async (request) => service.updateMailbox(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.address, request.body));
 
   app.delete(`${base}/:address`, {
     config: { auth: { permission: 'mailbox_manager' } },

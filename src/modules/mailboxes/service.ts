@@ -1,9 +1,10 @@
 // Rules for mailboxes: an address under a mail domain the operator allows (ATRIUM_MAIL_DOMAINS),
 // claimed by one project of the deployment, delivering to a queue of one of the project's rooms.
 import type { AppContext } from '../../context.ts';
+import type { Actor } from '../../platform/http/authority.ts';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import { findRoom, getRoom } from '../rooms/service.ts';
+import { findRoom, getRoom, requireInRoom } from '../rooms/service.ts';
 import * as store from './store.ts';
 
 export interface MailboxFields {
@@ -30,9 +31,11 @@ function checkedAddress(ctx: AppContext, address: string): string {
   return normal;
 }
 
-async function changesOf(ctx: AppContext, projectId: string, input: MailboxFields) {
+async function changesOf(ctx: AppContext, actor: Actor, projectId: string, input: MailboxFields) {
   const room = await findRoom(ctx, projectId, input.room);
   if (!room) throw badRequest(`body.room: the project has no room named ${JSON.stringify(input.room)}`);
+  // Its mail arrives in the room as messages: only for a caller who may connect to it.
+  await requireInRoom(ctx, actor, room);
   return { roomId: room.id, queue: input.queue, public: input.public ?? false, annotations: input.annotations ?? {} };
 }
 
@@ -42,9 +45,9 @@ async function view(ctx: AppContext, projectId: string, address: string) {
   return { mailbox: mailboxView(row) };
 }
 
-export async function createMailbox(ctx: AppContext, projectId: string, input: MailboxFields & { address: string }) {
+export async function createMailbox(ctx: AppContext, actor: Actor, projectId: string, input: MailboxFields & { address: string }) {
   const address = checkedAddress(ctx, input.address);
-  const changes = await changesOf(ctx, projectId, input);
+  const changes = await changesOf(ctx, actor, projectId, input);
   if (!(await store.insertMailbox(ctx.db, { address, projectId, ...changes }))) throw conflict(`The address ${address} is already a mailbox`, 'already_exists');
   return view(ctx, projectId, address);
 }
@@ -59,10 +62,10 @@ export async function listMailboxes(ctx: AppContext, projectId: string, roomName
   return { mailboxes: items.map(mailboxView), total };
 }
 
-export async function updateMailbox(ctx: AppContext, projectId: string, address: string, input: MailboxFields) {
+export async function updateMailbox(ctx: AppContext, actor: Actor, projectId: string, address: string, input: MailboxFields) {
   const normal = address.toLowerCase();
   if (!(await store.findMailbox(ctx.db, projectId, normal))) throw notFound('Mailbox');
-  if (!(await store.updateMailbox(ctx.db, projectId, normal, await changesOf(ctx, projectId, input)))) throw notFound('Mailbox');
+  if (!(await store.updateMailbox(ctx.db, projectId, normal, await changesOf(ctx, actor, projectId, input)))) throw notFound('Mailbox');
   return view(ctx, projectId, normal);
 }
 

@@ -61,6 +61,17 @@ export async function createRoom(ctx: AppContext, projectId: string, input: Room
   return { room: existing, created: false };
 }
 
+/**
+ * Refuses (403, naming what would allow it) unless the caller may themselves take `action` in the
+ * room they bind a resource to: a service, a secret, a scheduled task, a mailbox, a route or an
+ * external OAuth registration acts in its room (and a feed subscription writes its files), so
+ * nobody binds one to a room beyond their own access to it. An API key has its participant defaults
+ * there, as when it connects.
+ */
+export function requireInRoom(ctx: AppContext, actor: Actor, room: store.RoomRow, action: 'connect' | 'read_files' = 'connect'): Promise<void> {
+  return ctx.authority.require(actor, ctx.authority.type(ROOM_RESOURCE)!, room, action);
+}
+
 /** The room of that name, if the project has one (for rooms named in a body, where a missing one is the request's fault). */
 export function findRoom(ctx: AppContext, projectId: string, name: string): Promise<store.RoomRow | undefined> {
   return store.findRoomByName(ctx.db, projectId, name);

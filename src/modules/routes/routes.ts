@@ -18,7 +18,7 @@ export function routeRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'Route a domain to a room (or a managed agent)', params: ProjectParams, body: schema.RouteCreate, response: { 201: schema.RouteEnvelope },
       description: 'The domain is unique across the deployment: 409 when any project has claimed it. The room (or agent) must exist in the project (400 naming the field otherwise).',
     },
-  }, async (request, reply) => reply.status(201).send(await service.createRoute(ctx, request.params.project_id, request.body)));
+  }, async (request, reply) => reply.status(201).send(await service.createRoute(ctx, ctx.authority.actorOf(request), request.params.project_id, request.body)));
 
   app.get(base, {
     config: { auth: { permission: 'route_inventory' } },
@@ -38,7 +38,7 @@ export function routeRoutes(app: Api, ctx: AppContext): void {
   app.put(`${base}/:domain`, {
     config: { auth: { permission: 'route_manager' } },
     schema: { tags, summary: 'Replace a route', params: schema.DomainParams, body: schema.RouteUpdate, response: { 200: schema.RouteEnvelope } },
-  }, async (request) => service.updateRoute(ctx, request.params.project_id, request.params.domain, request.body));
+  }, async (request) => service.updateRoute(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.domain, request.body));
 
   app.delete(`${base}/:domain`, {
     config: { auth: { permission: 'route_manager' } },

@@ -2,10 +2,11 @@
 // goes to a room or a managed agent of that project, which must exist; ingresses and room servers
 // resolve a domain to its project, room and port.
 import type { AppContext } from '../../context.ts';
+import type { Actor } from '../../platform/http/authority.ts';
 import { badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import { findAgent } from '../agents/service.ts';
-import { findRoom, getRoom } from '../rooms/service.ts';
+import { findRoom, getRoom, requireInRoom } from '../rooms/service.ts';
 import type { RouteSpecInput } from './schema.ts';
 import * as store from './store.ts';
 
@@ -38,7 +39,7 @@ const shortSpec = (domain: string, roomName: string, port: number): RouteSpecInp
 });
 
 /** The spec's backend, checked: exactly one of a room and an agent of the project, and sound paths. */
-async function backendOf(ctx: AppContext, projectId: string, spec: RouteSpecInput, field: string): Promise<{ roomId: string | null; agentName: string | null }> {
+async function backendOf(ctx: AppContext, actor: Actor, projectId: string, spec: RouteSpecInput, field: string): Promise<{ roomId: string | null; agentName: string | null }> {
   const { room, agent } = spec.backend;
   if (Boolean(room) === Boolean(agent)) throw badRequest('spec.backend names exactly one of room and agent');
   const paths = new Set<string>();
@@ -51,6 +52,8 @@ async function backendOf(ctx: AppContext, projectId: string, spec: RouteSpecInpu
   if (room) {
     const found = await findRoom(ctx, projectId, room.name);
     if (!found) throw badRequest(`${field}: the project has no room named ${JSON.stringify(room.name)}`);
+    // Its traffic reaches the room's services: only for a caller who may connect to it.
+    await requireInRoom(ctx, actor, found);
     return { roomId: found.id, agentName: null };
   }
   const found = await findAgent(ctx, projectId, agent!.name);
@@ -63,9 +66,9 @@ const roomField = (input: object) => ('spec' in input ? 'body.spec.backend.room.
 
 const claimed = (domain: string) => conflict(`The domain ${domain} is already routed`, 'already_exists');
 
-export async function createRoute(ctx: AppContext, projectId: string, input: RouteInput) {
+export async function createRoute(ctx: AppContext, actor: Actor, projectId: string, input: RouteInput) {
   const spec = 'spec' in input ? input.spec : shortSpec(input.domain, input.room_name, input.port);
-  const backend = await backendOf(ctx, projectId, spec, roomField(input));
+  const backend = await backendOf(ctx, actor, projectId, spec, roomField(input));
   const row = await store.insertRoute(ctx.db, { domain: spec.domain, projectId, ...backend, spec });
   if (!row) throw claimed(spec.domain);
   return { route: routeView((await store.findRoute(ctx.db, projectId, spec.domain))!) };
@@ -83,11 +86,11 @@ export async function listRoutes(ctx: AppContext, projectId: string, roomName: s
   return { routes: items.map(routeView), total };
 }
 
-export async function updateRoute(ctx: AppContext, projectId: string, domain: string, input: RouteChange) {
+export async function updateRoute(ctx: AppContext, actor: Actor, projectId: string, domain: string, input: RouteChange) {
   const spec = 'spec' in input ? input.spec : shortSpec(domain, input.room_name, input.port);
   if (spec.domain !== domain) throw badRequest(`spec.domain must be ${domain}, the domain in the path (a route cannot move to another domain)`);
   if (!(await store.findRoute(ctx.db, projectId, domain))) throw notFound('Route');
-  const backend = await backendOf(ctx, projectId, spec, roomField(input));
+  const backend = await backendOf(ctx, actor, projectId, spec, roomField(input));
   if (!(await store.updateRoute(ctx.db, projectId, domain, { ...backend, spec }))) throw notFound('Route');
   return getRoute(ctx, projectId, domain);
 }

@@ -19,7 +19,7 @@ export function scheduledTaskRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'Schedule a queued message for a room', params: ByRoom, body: schema.TaskWrite, response: { 201: schema.CreatedTask },
       description: 'Body: `{"spec": ScheduledTaskSpec, "time_zone"?}`, or the earlier flat fields (`queue_name`, `payload`, `schedule`, `active`, `once`, `annotations`, `storage_write_path`, `id`). `schedule` is a 5-field cron expression or an interval like "15 minutes"; an invalid one, or one more frequent than ATRIUM_SCHEDULED_TASKS_MIN_PERIOD_SECONDS, is a 400 naming the problem. The room must exist. Answers the task with `task_id`.',
     },
-  }, async (request, reply) => reply.status(201).send(await service.createTask(ctx, request.params.project_id, request.params.room_name, request.body)));
+  }, async (request, reply) => reply.status(201).send(await service.createTask(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.room_name, request.body)));
 
   app.post('/accounts/projects/:project_id/scheduled-tasks', {
     config: { auth: { permission: 'scheduled_task_creator' } },
@@ -27,7 +27,7 @@ export function scheduledTaskRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'Schedule a queued message (earlier flat form)', params: ProjectParams, body: schema.FlatTaskCreate, response: { 201: schema.CreatedTask },
       description: 'The project-level create of earlier SDKs: the flat fields with `room_name`. Otherwise as the room-scoped create.',
     },
-  }, async (request, reply) => reply.status(201).send(await service.createTask(ctx, request.params.project_id, request.body.room_name, request.body)));
+  }, async (request, reply) => reply.status(201).send(await service.createTask(ctx, ctx.authority.actorOf(request), request.params.project_id, request.body.room_name, request.body)));
 
   app.get('/accounts/projects/:project_id/scheduled-tasks', {
     config: { auth: { permission: 'scheduled_task_inventory' } },
@@ -44,7 +44,7 @@ export function scheduledTaskRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'Replace a scheduled task', params: ByTask, body: schema.TaskWrite, response: { 200: schema.ScheduledTask },
       description: '`{"spec": …}` replaces the task; the flat form changes only the fields it names. A changed schedule, time zone, `once` or `active` restarts the schedule from now. Runs already fired keep their message.',
     },
-  }, async (request) => service.updateTask(ctx, request.params.project_id, request.params.task_id, request.body));
+  }, async (request) => service.updateTask(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.task_id, request.body));
 
   app.delete('/accounts/projects/:project_id/scheduled-tasks/:task_id', {
     config: { auth: { permission: 'scheduled_task_manager' } },

@@ -4,9 +4,10 @@
 // fields it names). Schedules are validated when written: an invalid one is a 400 naming the problem.
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
+import type { Actor } from '../../platform/http/authority.ts';
 import { ApiError, badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import { getRoom } from '../rooms/service.ts';
+import { findRoomById, getRoom, requireInRoom } from '../rooms/service.ts';
 import { roomStoragePath } from '../storage/service.ts';
 import { firstRun, parseSchedule, ScheduleError } from './schedule.ts';
 import * as store from './store.ts';
@@ -185,9 +186,11 @@ async function mustFind(ctx: AppContext, projectId: string, taskId: string): Pro
 }
 
 /** Creates a task in a room (the path's, or the flat body's `room_name`). */
-export async function createTask(ctx: AppContext, projectId: string, roomName: string, input: TaskInput) {
+export async function createTask(ctx: AppContext, actor: Actor, projectId: string, roomName: string, input: TaskInput) {
   if (input.spec === undefined && input.room_name !== undefined && input.room_name !== roomName) throw badRequest('room_name in the body names another room than the path');
   const room = await getRoom(ctx, projectId, roomName);
+  // Its runs send messages into the room: only for a caller who may connect to it.
+  await requireInRoom(ctx, actor, room);
   const given = input.spec ? fromSpec(input.spec, input.time_zone ?? 'UTC') : fromFlat(input, undefined);
   const fields = { ...given, storageWritePath: storageWritePath(room.name, given.storageWritePath) };
   const id = input.id ?? randomUUID();
@@ -203,11 +206,13 @@ export async function createTask(ctx: AppContext, projectId: string, roomName: s
  * zone or activation starts the schedule again from now; other changes keep the next due time.
  * Runs already fired keep the message they had.
  */
-export async function updateTask(ctx: AppContext, projectId: string, taskId: string, input: TaskInput) {
+export async function updateTask(ctx: AppContext, actor: Actor, projectId: string, taskId: string, input: TaskInput) {
   const current = await mustFind(ctx, projectId, taskId);
   const before = fieldsOf(current);
   const given = input.spec ? fromSpec(input.spec, input.time_zone ?? current.timeZone) : fromFlat(input, before);
-  const room = input.spec === undefined && input.room_name !== undefined ? await getRoom(ctx, projectId, input.room_name) : { id: current.roomId, name: current.roomName };
+  const room = input.spec === undefined && input.room_name !== undefined ? await getRoom(ctx, projectId, input.room_name) : await findRoomById(ctx.db, projectId, current.roomId);
+  if (!room) throw notFound('Scheduled task');
+  await requireInRoom(ctx, actor, room);
   const fields = { ...given, storageWritePath: storageWritePath(room.name, given.storageWritePath) };
   const roomId = room.id;
   const rescheduled = fields.schedule !== before.schedule || fields.timeZone !== before.timeZone || fields.active !== before.active || fields.once !== before.once;

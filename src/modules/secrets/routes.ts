@@ -49,7 +49,7 @@ export function roomSecretRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'Create a room secret', params: schema.RoomParams, body: schema.RoomSecretCreate, response: { 201: schema.SecretInfo },
       description: `${VALUE_NOTE} \`secret_id\` may be chosen (e.g. to give one secret a value per identity); \`name\` defaults to the id and \`type\` to "opaque". 409 when the id is taken for these identities, or the name.`,
     },
-  }, async (request, reply) => reply.status(201).send(await service.createRoomSecret(ctx, request.params.project_id, request.params.room_name, request.body)));
+  }, async (request, reply) => reply.status(201).send(await service.createRoomSecret(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.room_name, request.body)));
 
   app.get(base, {
     config: { auth: { permission: 'secret_inventory' } },
@@ -67,7 +67,7 @@ export function roomSecretRoutes(app: Api, ctx: AppContext): void {
       tags, summary: 'Replace a room secret', params: schema.RoomSecretParams, body: schema.RoomSecretUpdate, response: { 200: schema.SecretInfo },
       description: `${VALUE_NOTE} The body's \`for_identity\` and \`delegated_to\` pick which value of the secret is replaced; \`name\` and \`type\` are kept when left out.`,
     },
-  }, async (request) => service.updateRoomSecret(ctx, request.params.project_id, request.params.room_name, request.params.secret_id, request.body));
+  }, async (request) => service.updateRoomSecret(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.room_name, request.params.secret_id, request.body));
 
   app.delete(`${base}/:secret_id`, {
     config: { auth: { permission: 'secret_manager' } },

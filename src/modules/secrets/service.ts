@@ -4,9 +4,10 @@
 // `delegated_to`.
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
+import type { Actor } from '../../platform/http/authority.ts';
 import { badRequest, conflict, notFound, tooLarge } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import { getRoom } from '../rooms/service.ts';
+import { getRoom, requireInRoom } from '../rooms/service.ts';
 import { MAX_SECRET_BYTES } from './schema.ts';
 import * as store from './store.ts';
 
@@ -35,6 +36,13 @@ const projectScope = (projectId: string): store.Scope => ({ projectId, roomId: n
 
 async function roomScope(ctx: AppContext, projectId: string, roomName: string): Promise<store.Scope> {
   return { projectId, roomId: (await getRoom(ctx, projectId, roomName)).id };
+}
+
+/** A room's scope to write a secret to: only for a caller who may connect to it (its participants read the secret). */
+async function roomScopeToWrite(ctx: AppContext, actor: Actor, projectId: string, roomName: string): Promise<store.Scope> {
+  const room = await getRoom(ctx, projectId, roomName);
+  await requireInRoom(ctx, actor, room);
+  return { projectId, roomId: room.id };
 }
 
 const keyOf = (id: string, identities: { for_identity?: string | null | undefined; delegated_to?: string | null | undefined } = {}): store.SecretKey =>
@@ -101,8 +109,8 @@ export interface Identities {
   delegated_to?: string | null | undefined;
 }
 
-export async function createRoomSecret(ctx: AppContext, projectId: string, roomName: string, input: RoomSecretInput & { secret_id?: string | null | undefined }) {
-  const scope = await roomScope(ctx, projectId, roomName);
+export async function createRoomSecret(ctx: AppContext, actor: Actor, projectId: string, roomName: string, input: RoomSecretInput & { secret_id?: string | null | undefined }) {
+  const scope = await roomScopeToWrite(ctx, actor, projectId, roomName);
   const key = keyOf(input.secret_id ?? randomUUID(), input);
   const name = input.name ?? key.id;
   const row = await store.insertSecret(ctx.db, {
@@ -113,8 +121,8 @@ export async function createRoomSecret(ctx: AppContext, projectId: string, roomN
   throw conflict(`A secret named ${JSON.stringify(name)}${describeKey(key)} already exists in the room`, 'already_exists');
 }
 
-export async function updateRoomSecret(ctx: AppContext, projectId: string, roomName: string, secretId: string, input: RoomSecretInput) {
-  const scope = await roomScope(ctx, projectId, roomName);
+export async function updateRoomSecret(ctx: AppContext, actor: Actor, projectId: string, roomName: string, secretId: string, input: RoomSecretInput) {
+  const scope = await roomScopeToWrite(ctx, actor, projectId, roomName);
   const key = keyOf(secretId, input);
   const valueEncrypted = sealValue(ctx, input.data_base64);
   const current = await store.findSecret(ctx.db, scope, key);

@@ -24,7 +24,7 @@ export function serviceRoutes(scope: 'project' | 'room') {
         tags, summary: `Create ${what}`, params: Params, body: schema.ServiceBody, response: { 201: schema.Service },
         description: `${BODY_NOTE} Answers the stored spec with its \`id\`; 409 when the name is taken${scope === 'room' ? ' in the room' : ''}.`,
       },
-    }, async (request, reply) => reply.status(201).send(await service.createService(ctx, request.params.project_id, roomOf(request.params), request.body)));
+    }, async (request, reply) => reply.status(201).send(await service.createService(ctx, ctx.authority.actorOf(request), request.params.project_id, roomOf(request.params), request.body)));
 
     app.get(base, {
       config: { auth: { permission: 'service_inventory' } },
@@ -39,7 +39,7 @@ export function serviceRoutes(scope: 'project' | 'room') {
     app.put(`${base}/:service_id`, {
       config: { auth: { permission: 'service_manager' } },
       schema: { tags, summary: `Replace ${what}`, params: ById, body: schema.ServiceBody, response: { 200: schema.Service }, description: BODY_NOTE },
-    }, async (request) => service.updateService(ctx, request.params.project_id, roomOf(request.params), request.params.service_id, request.body));
+    }, async (request) => service.updateService(ctx, ctx.authority.actorOf(request), request.params.project_id, roomOf(request.params), request.params.service_id, request.body));
 
     app.delete(`${base}/:service_id`, {
       config: { auth: { permission: 'service_manager' } },

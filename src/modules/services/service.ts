@@ -3,9 +3,10 @@
 // them, through `servicesToRun`).
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
+import type { Actor } from '../../platform/http/authority.ts';
 import { badRequest, conflict, notFound, tooLarge } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import { getRoom } from '../rooms/service.ts';
+import { getRoom, requireInRoom } from '../rooms/service.ts';
 import { storageSubpathProblem } from '../storage/service.ts';
 import type { ServiceSpecInput, TemplateInput } from './schema.ts';
 import * as store from './store.ts';
@@ -55,9 +56,17 @@ async function scopeOf(ctx: AppContext, projectId: string, roomName: string | un
   return { projectId, roomId: roomName === undefined ? null : (await getRoom(ctx, projectId, roomName)).id };
 }
 
+/** The scope a service is written to: a room's only for a caller who may connect to it (the service acts in it). */
+async function scopeToWrite(ctx: AppContext, actor: Actor, projectId: string, roomName: string | undefined): Promise<store.Scope> {
+  if (roomName === undefined) return { projectId, roomId: null };
+  const room = await getRoom(ctx, projectId, roomName);
+  await requireInRoom(ctx, actor, room);
+  return { projectId, roomId: room.id };
+}
+
 /** Creates a project service, or a room's when `roomName` is given. */
-export async function createService(ctx: AppContext, projectId: string, roomName: string | undefined, input: ServiceInput) {
-  const scope = await scopeOf(ctx, projectId, roomName);
+export async function createService(ctx: AppContext, actor: Actor, projectId: string, roomName: string | undefined, input: ServiceInput) {
+  const scope = await scopeToWrite(ctx, actor, projectId, roomName);
   const prepared = prepare(ctx, input);
   const row = await store.insertService(ctx.db, { id: randomUUID(), ...scope, ...prepared });
   if (!row) throw nameTaken(prepared.name, roomName);
@@ -75,8 +84,8 @@ export async function listServices(ctx: AppContext, projectId: string, roomName:
   return { services: items.map(serviceView), total };
 }
 
-export async function updateService(ctx: AppContext, projectId: string, roomName: string | undefined, serviceId: string, input: ServiceInput) {
-  const scope = await scopeOf(ctx, projectId, roomName);
+export async function updateService(ctx: AppContext, actor: Actor, projectId: string, roomName: string | undefined, serviceId: string, input: ServiceInput) {
+  const scope = await scopeToWrite(ctx, actor, projectId, roomName);
   const prepared = prepare(ctx, input);
   const clash = await store.findServiceByName(ctx.db, scope, prepared.name);
   if (clash && clash.id !== serviceId) throw nameTaken(prepared.name, roomName);
