@@ -9852,7 +9852,7 @@ export interface paths {
         put?: never;
         /**
          * Route a domain to a room (or a managed agent)
-         * @description The domain is unique across the deployment: 409 when any project has claimed it. The room (or agent) must exist in the project (400 naming the field otherwise). Requires: route_creator.
+         * @description The domain is unique across the deployment: 409 when any project has claimed it. The room (or agent) must exist in the project (400 naming the field otherwise); a room must be one the caller may connect to (`room.connect`, 403 otherwise). Requires: route_creator.
          */
         post: {
             parameters: {
@@ -10268,7 +10268,7 @@ export interface paths {
         put?: never;
         /**
          * Create a mailbox: mail to the address goes to a queue of a room
-         * @description The address must be under a mail domain the deployment allows (ATRIUM_MAIL_DOMAINS) and is unique across the deployment: 409 when any project has it. The room must exist in the project (400 naming it otherwise). Requires: mailbox_creator.
+         * @description The address must be under a mail domain the deployment allows (ATRIUM_MAIL_DOMAINS) and is unique across the deployment: 409 when any project has it. The room must exist in the project (400 naming it otherwise), and the caller must be allowed `room.connect` in it (403 otherwise): its mail arrives there. Requires: mailbox_creator.
          */
         post: {
             parameters: {

@@ -14,7 +14,7 @@ export function mailboxRoutes(app: Api, ctx: AppContext): void {
     config: { auth: { permission: 'mailbox_creator' } },
     schema: {
       tags, summary: 'Create a mailbox: mail to the address goes to a queue of a room', params: ProjectParams, body: schema.MailboxCreate, response: { 201: schema.MailboxEnvelope },
-      description: 'The address must be under a mail domain the deployment allows (ATRIUM_MAIL_DOMAINS) and is unique across the deployment: 409 when any project has it. The room must exist in the project (400 naming it otherwise).',
+      description: 'The address must be under a mail domain the deployment allows (ATRIUM_MAIL_DOMAINS) and is unique across the deployment: 409 when any project has it. The room must exist in the project (400 naming it otherwise), and the caller must be allowed `room.connect` in it (403 otherwise): its mail arrives there.',
     },
   }, async (request, reply) => reply.status(201).send(await service.createMailbox(ctx, ctx.authority.actorOf(request), request.params.project_id, request.body)));
 

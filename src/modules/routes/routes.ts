@@ -16,7 +16,7 @@ export function routeRoutes(app: Api, ctx: AppContext): void {
     config: { auth: { permission: 'route_creator' } },
     schema: {
       tags, summary: 'Route a domain to a room (or a managed agent)', params: ProjectParams, body: schema.RouteCreate, response: { 201: schema.RouteEnvelope },
-      description: 'The domain is unique across the deployment: 409 when any project has claimed it. The room (or agent) must exist in the project (400 naming the field otherwise).',
+      description: 'The domain is unique across the deployment: 409 when any project has claimed it. The room (or agent) must exist in the project (400 naming the field otherwise); a room must be one the caller may connect to (`room.connect`, 403 otherwise).',
     },
   }, async (request, reply) => reply.status(201).send(await service.createRoute(ctx, ctx.authority.actorOf(request), request.params.project_id, request.body)));
 
