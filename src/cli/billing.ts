@@ -1,11 +1,7 @@
 // `atrium billing verify`: proves that every project's wallet equals its ledger's sum (and its
 // reserved amount the sum of its reservations). Exit 0 when the books hold, 1 with the differences.
 import { parseArgs } from 'node:util';
-import pino from 'pino';
-import type { FastifyBaseLogger } from 'fastify';
-import { loadConfig } from '../config.ts';
-import { openContext } from '../main.ts';
-import { verifyLedger } from '../modules/billing/service.ts';
+import { openHost } from './host.ts';
 import { commandUsage } from './usage.ts';
 
 export async function billingCommand(args: string[]): Promise<number> {
@@ -15,8 +11,7 @@ export async function billingCommand(args: string[]): Promise<number> {
     return 2;
   }
   const { values } = parseArgs({ args: rest, options: { project: { type: 'string' }, json: { type: 'boolean', default: false } }, strict: true });
-  const log = pino({ level: 'warn' }, pino.destination(2)) as unknown as FastifyBaseLogger;
-  const ctx = await openContext(loadConfig(), log);
+  const [ctx, { verifyLedger }] = await Promise.all([openHost(), import('../modules/billing/service.ts')]);
   try {
     const mismatches = [...await verifyLedger(ctx.db, values.project)];
     if (values.json) process.stdout.write(`${JSON.stringify({ ok: mismatches.length === 0, mismatches })}\n`);

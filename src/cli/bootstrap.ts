@@ -1,12 +1,7 @@
 // `atrium bootstrap`: the first admin, their project and fresh credentials, idempotently.
 import { parseArgs } from 'node:util';
-import pino from 'pino';
-import type { FastifyBaseLogger } from 'fastify';
-import { loadConfig, type Config } from '../config.ts';
-import { openContext } from '../main.ts';
-import { createApiKey } from '../modules/api-keys/service.ts';
-import { createProject, findProjectByOwnerAndName } from '../modules/projects/service.ts';
-import { createUser, findUserByEmail, issuePersonalAccessToken, passwordMatches } from '../modules/users/service.ts';
+import type { Config } from '../config.ts';
+import { openHost } from './host.ts';
 
 export interface BootstrapInput {
   email: string;
@@ -26,9 +21,9 @@ export interface BootstrapResult {
 export class BootstrapError extends Error {}
 
 export async function bootstrap(config: Config, input: BootstrapInput): Promise<BootstrapResult> {
-  // Logs go to stderr so that stdout carries only the JSON result.
-  const log = pino({ level: 'warn' }, pino.destination(2)) as unknown as FastifyBaseLogger;
-  const ctx = await openContext(config, log);
+  const [ctx, { createApiKey }, { createProject, findProjectByOwnerAndName }, { createUser, findUserByEmail, issuePersonalAccessToken, passwordMatches }] = await Promise.all([
+    openHost(config), import('../modules/api-keys/service.ts'), import('../modules/projects/service.ts'), import('../modules/users/service.ts'),
+  ]);
   try {
     let user = await findUserByEmail(ctx.db, input.email);
     if (user && !(await passwordMatches(user, input.password))) {
@@ -64,6 +59,7 @@ export async function bootstrapCommand(args: string[]): Promise<number> {
   }
   let result: BootstrapResult;
   try {
+    const { loadConfig } = await import('../config.ts');
     result = await bootstrap(loadConfig(), {
       email: values.email,
       password: values.password,

@@ -2,11 +2,8 @@
 // (authenticator app, passkeys and recovery codes): removes them all and mails the account's owner.
 // It opens the database like `serve`, so it runs where the server's settings are, and records the
 // reset in the deployment's audit log with the change.
-import pino from 'pino';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
-import { openContext } from '../main.ts';
-import { createSecondFactors } from '../modules/users/service.ts';
+import { openHost } from './host.ts';
 import { operatorActor } from './operator.ts';
 import { commandUsage } from './usage.ts';
 
@@ -25,7 +22,7 @@ export async function factorsCommand(args: string[], config: () => Config): Prom
     process.stderr.write(`${FACTORS_USAGE}\n`);
     return 2;
   }
-  const ctx = await openContext(config(), pino({ level: 'warn' }) as unknown as FastifyBaseLogger);
+  const [ctx, { createSecondFactors }] = await Promise.all([openHost(config()), import('../modules/users/service.ts')]);
   try {
     const reset = await createSecondFactors(ctx).resetAll(email.trim(), operatorActor());
     if (!reset) {

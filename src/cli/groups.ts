@@ -6,8 +6,8 @@
 // confirmations and error messages are handled once, in `runGroup`.
 import { parseArgs, type ParseArgsOptionDescriptor } from 'node:util';
 import { closest, distance } from 'fastest-levenshtein';
-import type { FastifyBaseLogger } from 'fastify';
 import type { AppContext } from '../context.ts';
+import { openHost } from './host.ts';
 import { processIo, UsageError, type CommandIo, type Context, type Implementations, type Option } from './command-kit.ts';
 
 export interface Command {
@@ -533,7 +533,7 @@ export async function runGroup(group: Group, argv: string[], io: CommandIo = pro
       },
       server, args: positionals, options: values as Context['options'],
       async host() {
-        host ??= openHost(io.env);
+        host ??= import('../config.ts').then(({ loadConfig }) => openHost(loadConfig(io.env)));
         return host;
       },
       async project() {
@@ -569,8 +569,3 @@ export async function runGroup(group: Group, argv: string[], io: CommandIo = pro
   }
 }
 
-/** The server's context, from the settings in `env`, for a command run where the server runs; it logs warnings only, on stderr. */
-async function openHost(env: CommandIo['env']): Promise<AppContext> {
-  const [{ loadConfig }, { openContext }, { default: pino }] = await Promise.all([import('../config.ts'), import('../main.ts'), import('pino')]);
-  return openContext(loadConfig(env), pino({ level: 'warn' }, pino.destination(2)) as unknown as FastifyBaseLogger);
-}

@@ -1,12 +1,8 @@
 // `atrium keys rotate`: adds a signing key to the shared database. Running instances sign with it
 // within ATRIUM_KEY_REFRESH_SECONDS and verify tokens signed with it at once; the previous key stays
 // published until it retires (ATRIUM_KEY_RETIRE_AFTER_DAYS after being superseded).
-import pino from 'pino';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../config.ts';
-import { openContext } from '../main.ts';
-import { rotateSigningKey } from '../platform/crypto/signing-keys.ts';
-import { inRequestTransaction } from '../platform/db/scope.ts';
+import { openHost } from './host.ts';
 import { operatorActor } from './operator.ts';
 import { commandUsage } from './usage.ts';
 
@@ -25,7 +21,9 @@ export async function keysCommand(args: string[], config: () => Config): Promise
     process.stderr.write(`${KEYS_USAGE}\n`);
     return 2;
   }
-  const ctx = await openContext(config(), pino({ level: 'warn' }) as unknown as FastifyBaseLogger);
+  const [ctx, { rotateSigningKey }, { inRequestTransaction }] = await Promise.all([
+    openHost(config()), import('../platform/crypto/signing-keys.ts'), import('../platform/db/scope.ts'),
+  ]);
   try {
     // The key and its audit entry commit together.
     const kid = await inRequestTransaction(ctx.db, async (tx) => {

@@ -225,4 +225,23 @@ describe('atrium CLI [pglite]', () => {
     assert.match(runs[4]!.stdout, /--port N/, 'login names its options');
     assert.match(runs[9]!.stdout, /--port N/);
   });
+
+  test('a command run on the server\'s host checks its arguments before loading the server', async () => {
+    const dataDir = tempDir();
+    const env = { ATRIUM_DATA_DIR: dataDir, ATRIUM_CONFIG_DIR: dataDir };
+    const timed = async (args: string[]) => {
+      const started = performance.now();
+      const r = await run(args, env);
+      return { ...r, ms: performance.now() - started };
+    };
+    // The usage text alone is the floor; loading the server's modules costs several times that.
+    // Each pair is timed back to back, so both see the same load on the machine.
+    for (const args of [['bootstrap', '--email', 'x@example.test'], ['keys'], ['factors'], ['billing', 'verify', '--bogus']]) {
+      const help = await timed(['help']);
+      const wrong = await timed(args);
+      assert.equal(wrong.code, 2, `${args.join(' ')}: ${wrong.stderr}`);
+      assert.notEqual(wrong.stderr, '', `${args.join(' ')} says what is wrong`);
+      assert.ok(wrong.ms < help.ms * 4 + 400, `${args.join(' ')} took ${wrong.ms.toFixed(0)} ms against ${help.ms.toFixed(0)} ms for help`);
+    }
+  });
 });
