@@ -9642,7 +9642,7 @@ export interface paths {
         };
         /**
          * Fetch a room secret with its value
-         * @description Requires: secret_inventory.
+         * @description Its value is for the room: the caller must also be allowed `room.connect` in it (403 otherwise). Requires: secret_inventory.
          */
         get: {
             parameters: {

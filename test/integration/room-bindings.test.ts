@@ -8,7 +8,7 @@ import { before, after, test } from 'node:test';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, TEST_MAIL_DOMAIN, type Tenant, type TestService } from '../support/service.ts';
 
 const ROLES = [
-  'service_creator', 'service_manager', 'secret_creator', 'secret_manager', 'scheduled_task_creator', 'scheduled_task_manager',
+  'service_creator', 'service_manager', 'secret_creator', 'secret_manager', 'secret_inventory', 'scheduled_task_creator', 'scheduled_task_manager',
   'mailbox_creator', 'mailbox_manager', 'route_creator', 'route_manager', 'external_oauth_creator', 'external_oauth_manager',
   'feed_subscription_creator',
 ];
@@ -74,7 +74,7 @@ forEachEngine('resources bound to a room', (engine) => {
     refused(await byMember().put(`/rooms/${theirs.name}/services/${placed.body.id}`, serviceSpec('placed')), 'replace');
   });
 
-  test('a room secret: created and replaced only in a room the caller may connect to', async () => {
+  test('a room secret: created, replaced and its value read only in a room the caller may connect to', async () => {
     const { mine, theirs } = await rooms();
     const secret = (name: string) => ({ name, type: 'keys', data_base64: Buffer.from('value').toString('base64') });
     refused(await byMember().post(`/rooms/${theirs.name}/secrets`, secret('spy')), 'create');
@@ -83,6 +83,16 @@ forEachEngine('resources bound to a room', (engine) => {
     const placed = await byAdmin().post(`/rooms/${theirs.name}/secrets`, secret('placed'));
     assert.equal(placed.status, 201, JSON.stringify(placed.body));
     refused(await byMember().put(`/rooms/${theirs.name}/secrets/${placed.body.id}`, secret('placed')), 'replace');
+    // Its value is the room's as well: read only by a caller who may connect there; its name is listed for secret_inventory.
+    const read = (room: string, id: string) => call(service, 'GET', `${project()}/rooms/${room}/secrets/${id}`, { token: member.token });
+    refused(await read(theirs.name, placed.body.id), 'read the value');
+    assert.equal(await count(`/rooms/${theirs.name}/secrets`, 'secrets'), 1);
+    const listed = await call(service, 'GET', `${project()}/rooms/${theirs.name}/secrets`, { token: member.token });
+    assert.equal(listed.status, 200, 'the list, without values, stays open to secret_inventory');
+    const own = (await call(service, 'GET', `${project()}/rooms/${mine.name}/secrets`, { token: member.token })).body.secrets[0] as { id: string };
+    const value = await read(mine.name, own.id);
+    assert.equal(value.status, 200, JSON.stringify(value.body));
+    assert.equal(Buffer.from(value.body.data_base64, 'base64').toString(), 'value');
   });
 
   test('a scheduled task: created, changed or moved only in a room the caller may connect to', async () => {

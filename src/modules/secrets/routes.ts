@@ -58,8 +58,8 @@ export function roomSecretRoutes(app: Api, ctx: AppContext): void {
 
   app.get(`${base}/:secret_id`, {
     config: { auth: { permission: 'secret_inventory' } },
-    schema: { tags, summary: 'Fetch a room secret with its value', params: schema.RoomSecretParams, querystring: schema.KeyQuery, response: { 200: schema.SecretWithValue } },
-  }, async (request) => service.getRoomSecret(ctx, request.params.project_id, request.params.room_name, request.params.secret_id, request.query));
+    schema: { tags, summary: 'Fetch a room secret with its value', description: 'Its value is for the room: the caller must also be allowed `room.connect` in it (403 otherwise).', params: schema.RoomSecretParams, querystring: schema.KeyQuery, response: { 200: schema.SecretWithValue } },
+  }, async (request) => service.getRoomSecret(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.room_name, request.params.secret_id, request.query));
 
   app.put(`${base}/:secret_id`, {
     config: { auth: { permission: 'secret_manager' } },

@@ -38,8 +38,8 @@ async function roomScope(ctx: AppContext, projectId: string, roomName: string): 
   return { projectId, roomId: (await getRoom(ctx, projectId, roomName)).id };
 }
 
-/** A room's scope to write a secret to: only for a caller who may connect to it (its participants read the secret). */
-async function roomScopeToWrite(ctx: AppContext, actor: Actor, projectId: string, roomName: string): Promise<store.Scope> {
+/** A room's scope to write a secret to or read its value from: only for a caller who may connect to it (its secrets are its participants'). */
+async function roomScopeInside(ctx: AppContext, actor: Actor, projectId: string, roomName: string): Promise<store.Scope> {
   const room = await getRoom(ctx, projectId, roomName);
   await requireInRoom(ctx, actor, room);
   return { projectId, roomId: room.id };
@@ -110,7 +110,7 @@ export interface Identities {
 }
 
 export async function createRoomSecret(ctx: AppContext, actor: Actor, projectId: string, roomName: string, input: RoomSecretInput & { secret_id?: string | null | undefined }) {
-  const scope = await roomScopeToWrite(ctx, actor, projectId, roomName);
+  const scope = await roomScopeInside(ctx, actor, projectId, roomName);
   const key = keyOf(input.secret_id ?? randomUUID(), input);
   const name = input.name ?? key.id;
   const row = await store.insertSecret(ctx.db, {
@@ -122,7 +122,7 @@ export async function createRoomSecret(ctx: AppContext, actor: Actor, projectId:
 }
 
 export async function updateRoomSecret(ctx: AppContext, actor: Actor, projectId: string, roomName: string, secretId: string, input: RoomSecretInput) {
-  const scope = await roomScopeToWrite(ctx, actor, projectId, roomName);
+  const scope = await roomScopeInside(ctx, actor, projectId, roomName);
   const key = keyOf(secretId, input);
   const valueEncrypted = sealValue(ctx, input.data_base64);
   const current = await store.findSecret(ctx.db, scope, key);
@@ -134,8 +134,8 @@ export async function updateRoomSecret(ctx: AppContext, actor: Actor, projectId:
   return secretInfo(row);
 }
 
-export async function getRoomSecret(ctx: AppContext, projectId: string, roomName: string, secretId: string, identities: Identities) {
-  const row = await store.findSecret(ctx.db, await roomScope(ctx, projectId, roomName), keyOf(secretId, identities));
+export async function getRoomSecret(ctx: AppContext, actor: Actor, projectId: string, roomName: string, secretId: string, identities: Identities) {
+  const row = await store.findSecret(ctx.db, await roomScopeInside(ctx, actor, projectId, roomName), keyOf(secretId, identities));
   if (!row) throw notFound('Secret');
   return secretWithValue(ctx, row);
 }
