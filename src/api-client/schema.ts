@@ -12234,7 +12234,7 @@ export interface paths {
         put?: never;
         /**
          * Create an LLM logger
-         * @description 400 when filter_expression is not JMESPath (with the parser's message) or the destination feed is not in the project. Requires: llm_logger_creator.
+         * @description 400 when filter_expression is not JMESPath (with the parser's message) or the destination feed is not in the project (or not seen by the caller); 403 unless the caller may publish to it (`feed.publish`). Requires: llm_logger_creator.
          */
         post: {
             parameters: {

@@ -64,6 +64,29 @@ forEachEngine('LLM loggers', (engine) => {
     await assert.rejects(sdk.getLLMLogger(tenant.projectId, logger.id), (error: unknown) => error instanceof RoomException && /Status code: 404/.test((error as Error).message));
   });
 
+  test('a logger publishes only into a feed its creator may publish to; one they cannot see is not there', async () => {
+    const project = `/accounts/projects/${tenant.projectId}`;
+    const feed = async (name: string, visibility: string) => (await call(service, 'POST', `${project}/feeds`, { token: tenant.apiKey, json: { name, visibility } })).body.feed as { id: string };
+    const open = await feed('logged-open', 'project');
+    const hidden = await feed('logged-hidden', 'private');
+    const key = (await call(service, 'POST', `${project}/api-keys`, { token: tenant.apiKey, json: { name: 'logger-maker', roles: ['llm_logger_creator'] } })).body as { id: string; value: string };
+    const create = (feedId: string) => call(service, 'POST', `${project}/llm-loggers`, { token: key.value, json: { destination_feed_id: feedId, filter_expression: '`true`' } });
+    const count = async () => (await call(service, 'GET', `${project}/llm-loggers`, { token: tenant.apiKey })).body.loggers.length as number;
+    const before = await count();
+
+    const refused = await create(open.id);
+    assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    assert.match(refused.body.error.message, /feed_manager/, 'the refusal names who may publish');
+    const unseen = await create(hidden.id);
+    assert.equal(unseen.status, 400, 'a private feed the caller cannot see answers as a missing one');
+    assert.match(unseen.body.error.message, /no such feed/);
+    assert.equal(await count(), before, 'nothing was created');
+    // The publisher role on the feed's policy is enough.
+    const granted = await call(service, 'POST', `${project}/policies/resources/feed/${open.id}`, { token: tenant.apiKey, json: { subject: { type: 'service_account', id: key.id }, roles: ['publisher'] } });
+    assert.equal(granted.status, 200, JSON.stringify(granted.body));
+    assert.equal((await create(open.id)).status, 201);
+  });
+
   test('the chain: proxy call → logger filter → feed → subscription → .jsonl in room storage → storage.file.updated', async () => {
     const project = `/accounts/projects/${tenant.projectId}`;
     await call(service, 'POST', `${project}/rooms`, { token: tenant.apiKey, json: { name: 'llm-audit' } });

@@ -257,8 +257,18 @@ export async function publishAsService(ctx: AppContext, tx: Db, projectId: strin
 }
 
 /** Whether a feed exists in the project (for references to it, e.g. an LLM logger's destination). */
-export async function feedExists(ctx: AppContext, projectId: string, feedId: string): Promise<boolean> {
-  return (await store.findFeed(ctx.db, projectId, feedId)) !== undefined;
+/**
+ * The feed a resource of the caller's will publish into (an LLM logger's destination): undefined when
+ * the project has none by that id or the caller cannot see it; refused (403, naming who may) unless
+ * the caller may publish there themselves, since nobody routes messages into a feed beyond that.
+ */
+export async function feedToPublishInto(ctx: AppContext, actor: Actor, feedId: string): Promise<store.FeedRow | undefined> {
+  const feed = isUuid(feedId) ? await store.findFeed(ctx.db, actor.access.projectId, feedId) : undefined;
+  if (!feed) return undefined;
+  const type = ctx.authority.type(FEED_RESOURCE)!;
+  if (!(await ctx.authority.decide(actor, type, feed, 'see')).allowed) return undefined;
+  await ctx.authority.require(actor, type, feed, 'publish');
+  return feed;
 }
 
 // ---- subscriptions -------------------------------------------------------------------------------

@@ -14,9 +14,9 @@ export function loggerRoutes(app: Api, ctx: AppContext): void {
     config: { auth: { permission: 'llm_logger_creator' } },
     schema: {
       tags, summary: 'Create an LLM logger', params: ProjectParams, body: schema.LoggerInput, response: { 201: schema.LoggerEnvelope },
-      description: '400 when filter_expression is not JMESPath (with the parser\'s message) or the destination feed is not in the project.',
+      description: '400 when filter_expression is not JMESPath (with the parser\'s message) or the destination feed is not in the project (or not seen by the caller); 403 unless the caller may publish to it (`feed.publish`).',
     },
-  }, async (request, reply) => reply.status(201).send({ logger: service.loggerView(await service.createLogger(ctx, request.params.project_id, request.body)) }));
+  }, async (request, reply) => reply.status(201).send({ logger: service.loggerView(await service.createLogger(ctx, ctx.authority.actorOf(request), request.params.project_id, request.body)) }));
 
   app.get(loggers, {
     config: { auth: { permission: 'llm_logger_inventory' } },
@@ -31,7 +31,7 @@ export function loggerRoutes(app: Api, ctx: AppContext): void {
   app.put(`${loggers}/:logger_id`, {
     config: { auth: { permission: 'llm_logger_manager' } },
     schema: { tags, summary: 'Replace an LLM logger\'s settings', params: schema.LoggerParams, body: schema.LoggerInput, response: { 200: schema.LoggerEnvelope } },
-  }, async (request) => ({ logger: service.loggerView(await service.updateLogger(ctx, request.params.project_id, request.params.logger_id, request.body)) }));
+  }, async (request) => ({ logger: service.loggerView(await service.updateLogger(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.logger_id, request.body)) }));
 
   app.delete(`${loggers}/:logger_id`, {
     config: { auth: { permission: 'llm_logger_manager' } },

@@ -5,9 +5,10 @@ import { randomUUID } from 'node:crypto';
 import { compile, TreeInterpreter, type JSONValue } from '@jmespath-community/jmespath';
 import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../../context.ts';
+import type { Actor } from '../../platform/http/authority.ts';
 import { badRequest, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import { feedExists } from '../feeds/service.ts';
+import { feedToPublishInto } from '../feeds/service.ts';
 import * as store from './store.ts';
 
 type Filter = ReturnType<typeof compile>;
@@ -64,15 +65,16 @@ export interface LoggerInput {
   annotations?: Record<string, string> | null | undefined;
 }
 
-async function checked(ctx: AppContext, projectId: string, input: LoggerInput) {
+async function checked(ctx: AppContext, actor: Actor, input: LoggerInput) {
   const filterExpression = input.filter_expression.trim();
   compileFilter(filterExpression);
-  if (!(await feedExists(ctx, projectId, input.destination_feed_id))) throw badRequest('destination_feed_id: no such feed in this project');
+  // The logger publishes into its destination: only a caller who may publish there sets it.
+  if (!(await feedToPublishInto(ctx, actor, input.destination_feed_id))) throw badRequest('destination_feed_id: no such feed in this project');
   return { destinationFeedId: input.destination_feed_id, filterExpression, paused: input.paused ?? false, annotations: input.annotations ?? {} };
 }
 
-export async function createLogger(ctx: AppContext, projectId: string, input: LoggerInput): Promise<store.LoggerRow> {
-  return store.insertLogger(ctx.db, { id: randomUUID(), projectId, ...(await checked(ctx, projectId, input)) });
+export async function createLogger(ctx: AppContext, actor: Actor, projectId: string, input: LoggerInput): Promise<store.LoggerRow> {
+  return store.insertLogger(ctx.db, { id: randomUUID(), projectId, ...(await checked(ctx, actor, input)) });
 }
 
 export async function getLogger(ctx: AppContext, projectId: string, loggerId: string): Promise<store.LoggerRow> {
@@ -87,10 +89,10 @@ export async function listLoggers(ctx: AppContext, projectId: string, page: Page
 }
 
 /** Replaces a logger's settings (the SDK sends every field). */
-export async function updateLogger(ctx: AppContext, projectId: string, loggerId: string, input: LoggerInput): Promise<store.LoggerRow> {
+export async function updateLogger(ctx: AppContext, actor: Actor, projectId: string, loggerId: string, input: LoggerInput): Promise<store.LoggerRow> {
   // A logger that is not there (or is another project's) is a 404 whatever the body says.
   await getLogger(ctx, projectId, loggerId);
-  const logger = await store.updateLogger(ctx.db, projectId, loggerId, await checked(ctx, projectId, input));
+  const logger = await store.updateLogger(ctx.db, projectId, loggerId, await checked(ctx, actor, input));
   if (!logger) throw notFound('LLM logger');
   return logger;
 }
