@@ -91,6 +91,31 @@ forEachEngine('services', (engine) => {
     assert.equal((await call(service, 'PUT', `${project(t)}/services/${id}`, { token: t.apiKey, json: spec('ghost') })).status, 404);
   });
 
+  test('a spec naming secrets, whose values its container is given, needs secret_inventory; nothing is written without it', async () => {
+    const t = await createTenant(service, 'svc-secrets');
+    const key = async (roles: string[]) => (await call(service, 'POST', `${project(t)}/api-keys`, { token: t.apiKey, json: { name: roles.join('+'), roles } })).body.value as string;
+    const builder = await key(['service_creator', 'service_manager']);
+    const reader = await key(['service_creator', 'secret_inventory']);
+    const secret = (await call(service, 'POST', `${project(t)}/secrets`, { token: t.apiKey, json: { name: 'db', type: 'keys', data_base64: Buffer.from('hunter2').toString('base64') } })).body as { id: string };
+    const naming = [
+      spec('mounts', { container: { image: 'ghcr.io/example/echo:1', secrets: [secret.id] } }),
+      spec('pulls', { container: { image: 'ghcr.io/example/echo:1', pull_secret: secret.id } }),
+      spec('env', { container: { image: 'ghcr.io/example/echo:1', environment: [{ name: 'DB', secret: { id: secret.id } }] } }),
+    ];
+    const before = await countRows();
+    for (const body of naming) {
+      const refused = await call(service, 'POST', `${project(t)}/services`, { token: builder, json: body });
+      assert.equal(refused.status, 403, `${body.metadata.name}: ${JSON.stringify(refused.body)}`);
+      assert.match(refused.body.error.message, /secret_inventory/);
+    }
+    assert.equal(await countRows(), before, 'nothing was written');
+    const plain = await call(service, 'POST', `${project(t)}/services`, { token: builder, json: spec('plain') });
+    assert.equal(plain.status, 201, 'a spec naming no secret needs no more than service_creator');
+    // Replacing a spec with one that names a secret is refused alike.
+    assert.equal((await call(service, 'PUT', `${project(t)}/services/${plain.body.id}`, { token: builder, json: naming[0] })).status, 403);
+    for (const body of naming) assert.equal((await call(service, 'POST', `${project(t)}/services`, { token: reader, json: body })).status, 201, body.metadata.name);
+  });
+
   test('names are unique per scope: the project, and each room', async () => {
     const t = await createTenant(service, 'svc-names');
     const [roomA, roomB] = [await newRoom(t), await newRoom(t)];

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import type { Actor } from '../../platform/http/authority.ts';
-import { badRequest, conflict, notFound, tooLarge } from '../../platform/http/errors.ts';
+import { badRequest, conflict, forbidden, notFound, tooLarge } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
 import { getRoom, requireInRoom } from '../rooms/service.ts';
 import { storageSubpathProblem } from '../storage/service.ts';
@@ -36,16 +36,41 @@ function checkMounts(spec: ServiceSpecInput): void {
   }
 }
 
+/** Ids of the project secrets a service spec refers to: `secrets`, `pull_secret`, and environment values from secrets. */
+export function secretsOf(spec: Record<string, unknown>): string[] {
+  const container = spec.container as { secrets?: string[] | null; pull_secret?: string | { id: string } | null; environment?: { secret?: { id: string } | null }[] | null } | null | undefined;
+  if (!container) return [];
+  const ids = new Set(container.secrets ?? []);
+  const pull = container.pull_secret;
+  if (pull) ids.add(typeof pull === 'string' ? pull : pull.id);
+  for (const variable of container.environment ?? []) if (variable.secret) ids.add(variable.secret.id);
+  return [...ids];
+}
+
+/**
+ * A service's container is given the values of the secrets its spec names, so only a caller who may
+ * read secret values (`secret_inventory`) writes a spec that names any: nobody reads a secret
+ * through a service they run.
+ */
+function checkSecrets(actor: Actor, spec: Record<string, unknown>): void {
+  const named = secretsOf(spec);
+  if (named.length > 0 && !actor.access.roles.has('secret_inventory')) {
+    throw forbidden(`The spec names ${named.length === 1 ? 'a secret' : `${named.length} secrets`}, whose values its container is given: that needs the secret_inventory project role`);
+  }
+}
+
 /** What to store for an input: the spec to show, the name, and the spec to run when it differs. */
-function prepare(ctx: AppContext, input: ServiceInput): Pick<store.ServiceRow, 'name' | 'spec' | 'specSealed'> {
+function prepare(ctx: AppContext, actor: Actor, input: ServiceInput): Pick<store.ServiceRow, 'name' | 'spec' | 'specSealed'> {
   if ('template' in input) {
     const rendered = renderTemplate(input.template, input.values ?? {});
     checkMounts(rendered.spec);
+    checkSecrets(actor, rendered.spec);
     return { name: rendered.spec.metadata.name, spec: rendered.shown, specSealed: rendered.obscured ? ctx.secrets.encrypt(JSON.stringify(rendered.spec)) : null };
   }
   const { id: _ignored, ...spec } = input;
   if (JSON.stringify(spec).length > MAX_SPEC_CHARACTERS) throw tooLarge(`A service spec holds at most ${MAX_SPEC_CHARACTERS} characters as JSON`);
   checkMounts(spec);
+  checkSecrets(actor, spec);
   return { name: spec.metadata.name, spec, specSealed: null };
 }
 
@@ -67,7 +92,7 @@ async function scopeToWrite(ctx: AppContext, actor: Actor, projectId: string, ro
 /** Creates a project service, or a room's when `roomName` is given. */
 export async function createService(ctx: AppContext, actor: Actor, projectId: string, roomName: string | undefined, input: ServiceInput) {
   const scope = await scopeToWrite(ctx, actor, projectId, roomName);
-  const prepared = prepare(ctx, input);
+  const prepared = prepare(ctx, actor, input);
   const row = await store.insertService(ctx.db, { id: randomUUID(), ...scope, ...prepared });
   if (!row) throw nameTaken(prepared.name, roomName);
   return serviceView(row);
@@ -86,7 +111,7 @@ export async function listServices(ctx: AppContext, projectId: string, roomName:
 
 export async function updateService(ctx: AppContext, actor: Actor, projectId: string, roomName: string | undefined, serviceId: string, input: ServiceInput) {
   const scope = await scopeToWrite(ctx, actor, projectId, roomName);
-  const prepared = prepare(ctx, input);
+  const prepared = prepare(ctx, actor, input);
   const clash = await store.findServiceByName(ctx.db, scope, prepared.name);
   if (clash && clash.id !== serviceId) throw nameTaken(prepared.name, roomName);
   const row = await store.updateService(ctx.db, scope, serviceId, prepared);
