@@ -67,6 +67,13 @@ token reaches it.
 - **Retention.** Entries older than \`ATRIUM_AUDIT_RETENTION_DAYS\` (default 90) are deleted by the
   hourly schedule \`audit-log.retention\` (a job of the outbox, like every schedule's run), in batches of
   \`ATRIUM_RETENTION_BATCH_SIZE\`.
+- **What it costs.** An entry is a second row written with each change, and to the database it costs
+  about what a small change's own row does. For a change as small as a room's create, the request's
+  cost to the database more than doubles: on the 2-core reference machine, with the server,
+  PostgreSQL and the load generator sharing it, PostgreSQL used 334–385 µs of CPU per create against
+  158 µs without the entry, and creates ran at 55–58 % of that rate. Larger changes pay relatively
+  less. Give the database room accordingly ([benchmarks.md](benchmarks.md), the create-with-entry
+  row).
 
 ## Reading it
 
