@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.ts';
 import type { Actor } from '../../platform/http/authority.ts';
 import { badRequest, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import { getRoom, requireInRoom } from '../rooms/service.ts';
+import { getRoom, getRoomToActIn } from '../rooms/service.ts';
 import * as store from './store.ts';
 
 interface OAuthConfigInput {
@@ -35,9 +35,8 @@ export interface RegistrationInput {
 /** Where a request's registrations live: the project, or the named room of it (404 when missing). */
 async function scopeOf(ctx: AppContext, projectId: string, roomName: string | undefined, writer?: Actor): Promise<store.Scope & { roomName: string | null }> {
   if (roomName === undefined) return { projectId, roomId: null, roomName: null };
-  const room = await getRoom(ctx, projectId, roomName);
   // A room's registration signs its participants in upstream: written only by a caller who may connect to it.
-  if (writer) await requireInRoom(ctx, writer, room);
+  const room = writer ? await getRoomToActIn(ctx, writer, roomName) : await getRoom(ctx, projectId, roomName);
   return { projectId, roomId: room.id, roomName: room.name };
 }
 

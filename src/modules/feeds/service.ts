@@ -15,7 +15,7 @@ import { ApiError, badRequest, conflict, notFound } from '../../platform/http/er
 import type { Page } from '../../platform/http/lists.ts';
 import { isUuid } from '../../platform/crypto/credentials.ts';
 import { forgetResource } from '../policies/service.ts';
-import { getRoom, requireInRoom } from '../rooms/service.ts';
+import { getRoom, getRoomToActIn } from '../rooms/service.ts';
 import { roomStoragePath } from '../storage/service.ts';
 import { validateDatetimeFormat } from './filenames.ts';
 import * as store from './store.ts';
@@ -263,7 +263,7 @@ export async function publishAsService(ctx: AppContext, tx: Db, projectId: strin
  * the caller may publish there themselves, since nobody routes messages into a feed beyond that.
  */
 export async function feedToPublishInto(ctx: AppContext, actor: Actor, feedId: string): Promise<store.FeedRow | undefined> {
-  const feed = isUuid(feedId) ? await store.findFeed(ctx.db, actor.access.projectId, feedId) : undefined;
+  const feed = await findFeedById(ctx.db, actor.access.projectId, feedId);
   if (!feed) return undefined;
   const type = ctx.authority.type(FEED_RESOURCE)!;
   if (!(await ctx.authority.decide(actor, type, feed, 'see')).allowed) return undefined;
@@ -290,13 +290,12 @@ export async function createSubscription(ctx: AppContext, actor: Actor, feed: st
   const { projectId } = feed;
   let room;
   try {
-    room = await getRoom(ctx, projectId, input.room);
+    // The subscription writes into the room's files: only for a caller with access to them.
+    room = await getRoomToActIn(ctx, actor, input.room, 'read_files');
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) throw badRequest(`room: no room named ${JSON.stringify(input.room)} in this project`);
     throw error;
   }
-  // The subscription writes into the room's files: only for a caller with access to them.
-  await requireInRoom(ctx, actor, room, 'read_files');
   // The folder as stored: normalised, and checked to stay inside the room's storage.
   const roomFolder = roomStoragePath(room.name, '');
   const path = roomStoragePath(room.name, input.path).slice(roomFolder.length + 1);

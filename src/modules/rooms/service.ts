@@ -72,6 +72,13 @@ export function requireInRoom(ctx: AppContext, actor: Actor, room: store.RoomRow
   return ctx.authority.require(actor, ctx.authority.type(ROOM_RESOURCE)!, room, action);
 }
 
+/** The project's room of that name (404 when there is none), in which the caller may themselves take `action` (`requireInRoom`). */
+export async function getRoomToActIn(ctx: AppContext, actor: Actor, name: string, action: 'connect' | 'read_files' = 'connect'): Promise<store.RoomRow> {
+  const room = await getRoom(ctx, actor.access.projectId, name);
+  await requireInRoom(ctx, actor, room, action);
+  return room;
+}
+
 /** The room of that name, if the project has one (for rooms named in a body, where a missing one is the request's fault). */
 export function findRoom(ctx: AppContext, projectId: string, name: string): Promise<store.RoomRow | undefined> {
   return store.findRoomByName(ctx.db, projectId, name);

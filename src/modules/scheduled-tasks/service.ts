@@ -7,7 +7,7 @@ import type { AppContext } from '../../context.ts';
 import type { Actor } from '../../platform/http/authority.ts';
 import { ApiError, badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import { findRoomById, getRoom, requireInRoom } from '../rooms/service.ts';
+import { findRoomById, getRoom, getRoomToActIn, requireInRoom } from '../rooms/service.ts';
 import { roomStoragePath } from '../storage/service.ts';
 import { firstRun, parseSchedule, ScheduleError } from './schedule.ts';
 import * as store from './store.ts';
@@ -188,9 +188,8 @@ async function mustFind(ctx: AppContext, projectId: string, taskId: string): Pro
 /** Creates a task in a room (the path's, or the flat body's `room_name`). */
 export async function createTask(ctx: AppContext, actor: Actor, projectId: string, roomName: string, input: TaskInput) {
   if (input.spec === undefined && input.room_name !== undefined && input.room_name !== roomName) throw badRequest('room_name in the body names another room than the path');
-  const room = await getRoom(ctx, projectId, roomName);
   // Its runs send messages into the room: only for a caller who may connect to it.
-  await requireInRoom(ctx, actor, room);
+  const room = await getRoomToActIn(ctx, actor, roomName);
   const given = input.spec ? fromSpec(input.spec, input.time_zone ?? 'UTC') : fromFlat(input, undefined);
   const fields = { ...given, storageWritePath: storageWritePath(room.name, given.storageWritePath) };
   const id = input.id ?? randomUUID();

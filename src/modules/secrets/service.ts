@@ -7,7 +7,7 @@ import type { AppContext } from '../../context.ts';
 import type { Actor } from '../../platform/http/authority.ts';
 import { badRequest, conflict, notFound, tooLarge } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import { getRoom, requireInRoom } from '../rooms/service.ts';
+import { getRoom, getRoomToActIn } from '../rooms/service.ts';
 import { MAX_SECRET_BYTES } from './schema.ts';
 import * as store from './store.ts';
 
@@ -40,9 +40,7 @@ async function roomScope(ctx: AppContext, projectId: string, roomName: string): 
 
 /** A room's scope to write a secret to or read its value from: only for a caller who may connect to it (its secrets are its participants'). */
 async function roomScopeInside(ctx: AppContext, actor: Actor, projectId: string, roomName: string): Promise<store.Scope> {
-  const room = await getRoom(ctx, projectId, roomName);
-  await requireInRoom(ctx, actor, room);
-  return { projectId, roomId: room.id };
+  return { projectId, roomId: (await getRoomToActIn(ctx, actor, roomName)).id };
 }
 
 const keyOf = (id: string, identities: { for_identity?: string | null | undefined; delegated_to?: string | null | undefined } = {}): store.SecretKey =>

@@ -6,7 +6,7 @@ import type { AppContext } from '../../context.ts';
 import type { Actor } from '../../platform/http/authority.ts';
 import { badRequest, conflict, forbidden, notFound, tooLarge } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
-import { getRoom, requireInRoom } from '../rooms/service.ts';
+import { getRoom, getRoomToActIn } from '../rooms/service.ts';
 import { storageSubpathProblem } from '../storage/service.ts';
 import type { ServiceSpecInput, TemplateInput } from './schema.ts';
 import * as store from './store.ts';
@@ -83,10 +83,7 @@ async function scopeOf(ctx: AppContext, projectId: string, roomName: string | un
 
 /** The scope a service is written to: a room's only for a caller who may connect to it (the service acts in it). */
 async function scopeToWrite(ctx: AppContext, actor: Actor, projectId: string, roomName: string | undefined): Promise<store.Scope> {
-  if (roomName === undefined) return { projectId, roomId: null };
-  const room = await getRoom(ctx, projectId, roomName);
-  await requireInRoom(ctx, actor, room);
-  return { projectId, roomId: room.id };
+  return { projectId, roomId: roomName === undefined ? null : (await getRoomToActIn(ctx, actor, roomName)).id };
 }
 
 /** Creates a project service, or a room's when `roomName` is given. */
