@@ -4,7 +4,7 @@
 // docs:settings`) all come from it, so adding a setting is adding an entry.
 import { Type } from 'typebox';
 import { isLoopback } from './platform/http/loopback.ts';
-import { base64Key, boolean, directory, dnsNames, integer, integerList, json, oneOf, origins, port, privateTargets, proxyTrust, text, url } from './platform/settings/kinds.ts';
+import { base64Key, base64Keys, boolean, directory, dnsNames, integer, integerList, json, oneOf, origins, port, privateTargets, proxyTrust, text, url } from './platform/settings/kinds.ts';
 import { ConfigError } from './platform/config-error.ts';
 import { describeSettings, readSettings, rule, secret, setting, type ValuesOf } from './platform/settings/table.ts';
 
@@ -90,6 +90,11 @@ export const SETTINGS = {
     env: 'ATRIUM_SECRET_KEY', group: DATA, kind: base64Key(32), secret: secret.whole,
     default: rule('generated into `<data directory>/secret.key`', () => undefined),
     description: 'Encrypts stored secrets (webhook signing secrets, API-key copies) and derives cookie keys. Give every instance the same one.',
+  }),
+  secretKeyFallbacks: setting({
+    env: 'ATRIUM_SECRET_KEY_FALLBACKS', group: DATA, kind: base64Keys(32, 8), secret: secret.whole,
+    default: rule('unset: none', (): string[] => []),
+    description: 'Keys that were ATRIUM_SECRET_KEY before, while changing it: what they encrypted still decrypts and cookies they signed still verify. `atrium keys reencrypt` moves what is stored to ATRIUM_SECRET_KEY; then remove them (docs/operations.md, "Changing ATRIUM_SECRET_KEY").',
   }),
   keys: {
     refreshMs: setting({

@@ -9,8 +9,9 @@ import { AuditLog } from './platform/audit/log.ts';
 import type { AppContext } from './context.ts';
 import { modules as allModules } from './modules/index.ts';
 import { FileBlobStore, type BlobStore } from './platform/blobs/store.ts';
-import { SecretBox, loadSecretKey } from './platform/crypto/secrets.ts';
-import { SigningKeys } from './platform/crypto/signing-keys.ts';
+import { SecretBox, loadSecretKeys } from './platform/crypto/secrets.ts';
+import type { SealedColumns } from './platform/crypto/sealed.ts';
+import { SigningKeys, signingKeysSealed } from './platform/crypto/signing-keys.ts';
 import { createMailer } from './platform/mail/mailer.ts';
 import { openDatabase } from './platform/db/engine.ts';
 import { migrate } from './platform/db/migrate.ts';
@@ -68,6 +69,11 @@ export async function openBlobStore(config: Config): Promise<BlobStore> {
   return new S3BlobStore({ bucket, prefix, region, forcePathStyle, ...(endpoint ? { endpoint } : {}) });
 }
 
+/** Every column holding values sealed under ATRIUM_SECRET_KEY: the signing keys' and the modules' (`Module.sealed`). */
+export function sealedColumns(modules: readonly Module[] = allModules): SealedColumns[] {
+  return [signingKeysSealed, ...modules.flatMap((m) => m.sealed ?? [])];
+}
+
 /** Opens the database and everything that stands on it; no HTTP yet. */
 export async function openContext(config: Config, log?: FastifyBaseLogger, modules: readonly Module[] = allModules): Promise<AppContext> {
   const logger = log ?? createLogger(config);
@@ -75,7 +81,8 @@ export async function openContext(config: Config, log?: FastifyBaseLogger, modul
   try {
     const applied = await migrate(database);
     if (applied.length > 0) logger.info({ applied }, 'database migrated');
-    const secrets = new SecretBox(loadSecretKey(config.secretKey, config.dataDir));
+    const { current, fallbacks } = loadSecretKeys(config);
+    const secrets = new SecretBox(current, fallbacks);
     const keys = new SigningKeys(database.db, secrets);
     await keys.load();
     const auth = new Auth(config.authCacheMs);

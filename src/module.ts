@@ -4,6 +4,7 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { AppContext } from './context.ts';
+import type { SealedColumns } from './platform/crypto/sealed.ts';
 import type { EventConsumer, EventDefinition } from './platform/events/catalogue.ts';
 import type { CredentialVerifier, Memberships } from './platform/http/auth.ts';
 import type { BrowserOrigins } from './platform/http/cors.ts';
@@ -50,4 +51,6 @@ export interface Module {
   readonly tokenRoles?: readonly TokenRole[];
   /** The bindings of resource policies, for the decisions of the platform; exactly one module (policies) keeps them. */
   readonly policyBindings?: (ctx: AppContext) => PolicyBindings;
+  /** The module's columns holding values encrypted under ATRIUM_SECRET_KEY (`ctx.secrets`), which `atrium keys reencrypt` moves to a new key. */
+  readonly sealed?: readonly SealedColumns[];
 }

@@ -22,6 +22,15 @@ ATRIUM_KEY_RETIRE_AFTER_DAYS after the rotation. Needs the same settings as serv
 ATRIUM_SECRET_KEY).`,
   },
   {
+    name: 'keys reencrypt', summary: 'Encrypt what is stored under ATRIUM_SECRET_KEY again, after changing it (exit 1 if a value opens under no key)', options: ['[--dry-run]'],
+    details: `Run it with the new key in ATRIUM_SECRET_KEY and the old one in ATRIUM_SECRET_KEY_FALLBACKS, once every
+instance has both: it reads every stored secret (secrets, API-key and webhook secrets, signing keys,
+authenticator apps, external OAuth client secrets, rendered service specs), seals those the old key
+sealed under the new one, and prints what it did as JSON. Running again moves nothing; then remove
+ATRIUM_SECRET_KEY_FALLBACKS. --dry-run counts without writing. Needs the same settings as serve
+(docs/operations.md, "Changing ATRIUM_SECRET_KEY").`,
+  },
+  {
     name: 'factors reset', summary: 'Remove every second factor of an account whose owner lost them all; mails the owner', options: ['EMAIL'],
     details: `For a user with neither their authenticator app, a passkey nor a recovery code: afterwards they sign
 in with their password alone and add new factors on their account page. Check who is asking first.
@@ -44,8 +53,9 @@ const COMMAND_LINES = COMMANDS.map((c) => [`  ${c.name.padEnd(26)} ${c.summary}`
  * `webhooks`, `keys` and `billing`, their subcommand's. Undefined for other names.
  */
 export function commandUsage(name: string): string | undefined {
-  const command = COMMANDS.find((c) => c.name === name || c.name.startsWith(`${name} `));
-  return command && `Usage: atrium ${command.name}${command.options.length > 0 ? ` ${command.options.join(' ')}` : ''}\n\n${command.summary}.${command.details ? `\n${command.details}` : ''}`;
+  const commands = COMMANDS.filter((c) => c.name === name || c.name.startsWith(`${name} `));
+  if (commands.length === 0) return undefined;
+  return commands.map((command) => `Usage: atrium ${command.name}${command.options.length > 0 ? ` ${command.options.join(' ')}` : ''}\n\n${command.summary}.${command.details ? `\n${command.details}` : ''}`).join('\n\n');
 }
 
 export const USAGE = `Usage: atrium <command> [options]

@@ -130,6 +130,20 @@ test('a bad secret is named but its value never repeated', () => {
   assert.equal(loadConfig({ ATRIUM_SECRET_KEY: Buffer.alloc(32, 1).toString('base64url') }).secretKey, Buffer.alloc(32, 1).toString('base64url'));
 });
 
+test('ATRIUM_SECRET_KEY_FALLBACKS: keys of 32 bytes, comma-separated; a bad one is named by its place, never shown', () => {
+  const a = Buffer.alloc(32, 1).toString('base64');
+  const b = Buffer.alloc(32, 2).toString('base64url');
+  assert.deepEqual(loadConfig({}).secretKeyFallbacks, []);
+  assert.deepEqual(loadConfig({ ATRIUM_SECRET_KEY_FALLBACKS: `${a}, ${b}` }).secretKeyFallbacks, [a, b]);
+  const message = configError({ ATRIUM_SECRET_KEY_FALLBACKS: `${a},old-key-secret-1!` });
+  assert.match(message, /ATRIUM_SECRET_KEY_FALLBACKS is invalid \(key 2: not base64\)/);
+  assert.doesNotMatch(message, /old-key-secret-1/);
+  assert.match(configError({ ATRIUM_SECRET_KEY_FALLBACKS: `${a},${'B'.repeat(40)}` }), /key 2: not 32 bytes/);
+  assert.match(configError({ ATRIUM_SECRET_KEY_FALLBACKS: 'A'.repeat(44) }), /key 1: not 32 bytes/);
+  assert.match(configError({ ATRIUM_SECRET_KEY_FALLBACKS: Array(9).fill(a).join(',') }), /more than 8 keys/);
+  assert.equal(describeConfig(loadConfig({ ATRIUM_SECRET_KEY_FALLBACKS: a })).ATRIUM_SECRET_KEY_FALLBACKS, '[redacted]');
+});
+
 test('email sign-in without a way to send mail is refused; password sign-in needs none', () => {
   assert.match(configError({ ATRIUM_DEV_MAILBOX: 'false' }), /ATRIUM_EMAIL_LOGIN.*need a way to send mail: set ATRIUM_SMTP_URL/);
   const quiet = loadConfig({ ATRIUM_DEV_MAILBOX: 'false', ATRIUM_EMAIL_LOGIN: 'false' });

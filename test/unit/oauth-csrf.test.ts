@@ -21,7 +21,7 @@ function reply() {
 const sign = (secret: string) => createHmac('sha256', KEY).update(secret).digest('base64url');
 
 test('the form token is the HMAC of the cookie; a browser without a valid cookie gets a new one', () => {
-  const csrf = new Csrf(KEY, 'http://localhost:8000');
+  const csrf = new Csrf([KEY], 'http://localhost:8000');
   const kept = reply();
   assert.equal(csrf.token(request({ atrium_csrf: SECRET }), kept.reply), sign(SECRET));
   assert.equal(kept.set.length, 0, 'a valid cookie is kept');
@@ -41,7 +41,7 @@ test('the form token is the HMAC of the cookie; a browser without a valid cookie
 });
 
 test('on https the cookie is __Host- prefixed and Secure', () => {
-  const csrf = new Csrf(KEY, 'https://id.example.com/base');
+  const csrf = new Csrf([KEY], 'https://id.example.com/base');
   const fresh = reply();
   csrf.token(request({}), fresh.reply);
   assert.equal(fresh.set[0]!.name, '__Host-atrium_csrf');
@@ -51,7 +51,7 @@ test('on https the cookie is __Host- prefixed and Secure', () => {
 });
 
 test('verify: our own form in this browser passes; every other request is refused', () => {
-  const csrf = new Csrf(KEY, 'http://localhost:8000');
+  const csrf = new Csrf([KEY], 'http://localhost:8000');
   const cookies = { atrium_csrf: SECRET };
   const good = sign(SECRET);
   assert.equal(csrf.verify(request(cookies), good), true, 'no origin headers (older browsers)');
@@ -69,5 +69,17 @@ test('verify: our own form in this browser passes; every other request is refuse
   assert.equal(csrf.verify(request(cookies), good.slice(0, -1)), false, 'a shorter token');
   assert.equal(csrf.verify(request(cookies), `${good}x`), false, 'a longer token');
   assert.equal(csrf.verify(request(cookies), ''), false, 'an empty token');
-  assert.equal(new Csrf(Buffer.alloc(32, 8), 'http://localhost:8000').verify(request(cookies), good), false, 'a token made with another key');
+  assert.equal(new Csrf([Buffer.alloc(32, 8)], 'http://localhost:8000').verify(request(cookies), good), false, 'a token made with another key');
+});
+
+test('while the secret key changes, a token made under the old key still verifies; new tokens use the new one', () => {
+  const NEW = Buffer.alloc(32, 9);
+  const csrf = new Csrf([NEW, KEY], 'http://localhost:8000');
+  const cookies = { atrium_csrf: SECRET };
+  assert.equal(csrf.verify(request(cookies), sign(SECRET)), true, 'a form rendered before the change');
+  const fresh = reply();
+  const token = csrf.token(request(cookies), fresh.reply);
+  assert.equal(token, createHmac('sha256', NEW).update(SECRET).digest('base64url'), 'signed with the first key');
+  assert.equal(csrf.verify(request(cookies), token), true);
+  assert.equal(new Csrf([NEW], 'http://localhost:8000').verify(request(cookies), sign(SECRET)), false, 'once the old key is gone, its tokens are not');
 });

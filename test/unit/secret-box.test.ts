@@ -56,3 +56,20 @@ test('a box altered in any part, or sealed under another key, does not open', ()
   assert.throws(() => new SecretBox(randomBytes(32)).decrypt(sealed));
   assert.throws(() => new SecretBox(randomBytes(16)), /32 bytes/);
 });
+
+test('while the key changes, a box sealed under a fallback opens, and reseal moves it under the current key', () => {
+  const old = randomBytes(32);
+  const current = randomBytes(32);
+  const sealedBefore = new SecretBox(old).encrypt('api key secret');
+  const changing = new SecretBox(current, [old]);
+  assert.equal(changing.decrypt(sealedBefore), 'api key secret', 'the fallback opens it');
+  const moved = changing.reseal(sealedBefore)!;
+  assert.notEqual(moved, undefined);
+  assert.equal(openIndependently(moved, current), 'api key secret', 'sealed again under the current key');
+  assert.equal(changing.reseal(moved), undefined, 'a box under the current key stays');
+  assert.equal(openIndependently(changing.encrypt('new'), current), 'new', 'new boxes are sealed under the current key');
+  assert.equal(new SecretBox(current).decrypt(moved), 'api key secret', 'once moved, the old key is not needed');
+  assert.throws(() => new SecretBox(current).decrypt(sealedBefore), /neither ATRIUM_SECRET_KEY nor ATRIUM_SECRET_KEY_FALLBACKS/);
+  assert.throws(() => changing.reseal(new SecretBox(randomBytes(32)).encrypt('x')), /neither/, 'a box no key opens is refused, not resealed');
+  assert.throws(() => new SecretBox(current, [randomBytes(16)]), /32 bytes/);
+});

@@ -59,7 +59,7 @@ function parseLinkToken(value: string): { id: string; secret: string } | undefin
   return match ? { id: match[1]!, secret: match[2]! } : undefined;
 }
 
-export function createSigninService(ctx: AppContext, codeKey: Buffer): SigninService {
+export function createSigninService(ctx: AppContext, codeKeys: readonly Buffer[]): SigninService {
   const { db, config } = ctx;
   const pending = new Set<Promise<void>>();
   // Verifying against a real hash when the account does not exist keeps both answers equally slow.
@@ -69,7 +69,8 @@ export function createSigninService(ctx: AppContext, codeKey: Buffer): SigninSer
   const link = (flow: string, action: 'confirm' | 'reset', token: string) =>
     `${config.publicUrl}/interaction/${encodeURIComponent(flow)}/${action}?token=${encodeURIComponent(token)}`;
 
-  const codeHash = (id: string, code: string) => createHmac('sha256', codeKey).update(`${id}:${code}`).digest();
+  // The first key peppers new codes; a code sent before ATRIUM_SECRET_KEY changed checks under its fallback's.
+  const codeHash = (id: string, code: string, key = codeKeys[0]!) => createHmac('sha256', key).update(`${id}:${code}`).digest();
 
   /** Runs mail work after the response, logging failures; shutdown waits for it. */
   function background(what: string, work: () => Promise<void>): void {
@@ -199,8 +200,11 @@ export function createSigninService(ctx: AppContext, codeKey: Buffer): SigninSer
       const row = user ? await store.findLatestCode(db, user.id, flow) : undefined;
       if (!user || !row) return undefined;
       const expected = row.secretHash;
-      const given = codeHash(row.id, code);
-      if (expected.length !== given.length || !timingSafeEqual(expected, given)) {
+      const matches = codeKeys.some((key) => {
+        const given = codeHash(row.id, code, key);
+        return expected.length === given.length && timingSafeEqual(expected, given);
+      });
+      if (!matches) {
         await store.countFailedAttempt(db, row.id, CODE_MAX_ATTEMPTS);
         return undefined;
       }

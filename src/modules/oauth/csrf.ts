@@ -7,13 +7,14 @@ import type {} from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export class Csrf {
-  readonly #key: Buffer;
+  /** The first signs; each verifies (the others are derived from ATRIUM_SECRET_KEY_FALLBACKS). */
+  readonly #keys: readonly Buffer[];
   readonly #cookieName: string;
   readonly #secure: boolean;
   readonly #origin: string;
 
-  constructor(key: Buffer, publicUrl: string) {
-    this.#key = key;
+  constructor(keys: readonly Buffer[], publicUrl: string) {
+    this.#keys = keys;
     this.#secure = publicUrl.startsWith('https:');
     // __Host- pins the cookie to this exact origin (no Domain, path /), and needs Secure.
     this.#cookieName = this.#secure ? '__Host-atrium_csrf' : 'atrium_csrf';
@@ -27,7 +28,7 @@ export class Csrf {
       secret = randomBytes(32).toString('base64url');
       reply.setCookie(this.#cookieName, secret, { path: '/', httpOnly: true, sameSite: 'lax', secure: this.#secure });
     }
-    return this.#sign(secret);
+    return this.#sign(this.#keys[0]!, secret);
   }
 
   /** True when a state-changing request comes from our own form in this browser. */
@@ -38,12 +39,14 @@ export class Csrf {
     if (origin !== undefined && origin !== 'null' && origin !== this.#origin) return false;
     const secret = request.cookies[this.#cookieName];
     if (!secret || typeof formToken !== 'string') return false;
-    const expected = Buffer.from(this.#sign(secret));
     const given = Buffer.from(formToken);
-    return expected.length === given.length && timingSafeEqual(expected, given);
+    return this.#keys.some((key) => {
+      const expected = Buffer.from(this.#sign(key, secret));
+      return expected.length === given.length && timingSafeEqual(expected, given);
+    });
   }
 
-  #sign(secret: string): string {
-    return createHmac('sha256', this.#key).update(secret).digest('base64url');
+  #sign(key: Buffer, secret: string): string {
+    return createHmac('sha256', key).update(secret).digest('base64url');
   }
 }

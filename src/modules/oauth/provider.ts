@@ -116,7 +116,7 @@ export async function createProvider(ctx: AppContext, keys: SigninKeys): Promise
     },
     cookies: {
       names: { session: `${cookiePrefix}atrium_session`, interaction: `${cookiePrefix}atrium_interaction`, resume: `${cookiePrefix}atrium_resume` },
-      keys: [keys.cookie],
+      keys: keys.cookie,
       long: { httpOnly: true, sameSite: 'lax' },
       short: { httpOnly: true, sameSite: 'lax' },
     },

@@ -5,6 +5,6 @@ import { deriveSigninKeys } from './keys.ts';
 export const DEV_MAIL_PATH = '/dev/mail';
 
 /** The link that opens the development mailbox, key included. */
-export function devMailboxLink(config: Pick<Config, 'secretKey' | 'dataDir' | 'publicUrl'>): string {
+export function devMailboxLink(config: Pick<Config, 'secretKey' | 'secretKeyFallbacks' | 'dataDir' | 'publicUrl'>): string {
   return `${config.publicUrl}${DEV_MAIL_PATH}?key=${deriveSigninKeys(config).devMailbox}`;
 }

@@ -8,12 +8,15 @@ import { webhookDeliveryHandler } from './delivery.ts';
 import { deliverJob } from './jobs.ts';
 import { webhookConsumer } from './fanout.ts';
 import { webhookRoutes } from './routes.ts';
+import { webhooksTable } from './store.ts';
 
 export const webhooksModule: Module = {
   name: 'webhooks',
   routes: webhookRoutes,
   jobs: [handles(deliverJob, webhookDeliveryHandler)],
   eventConsumers: () => [webhookConsumer],
+  // Signing secrets, and the one a rotation keeps verifying for a while.
+  sealed: [{ table: webhooksTable, columns: [webhooksTable.secretEncrypted, webhooksTable.previousSecretEncrypted] }],
   // Finished deliveries (and their attempts) older than ATRIUM_RETENTION_DAYS, hourly.
   schedules: (ctx) => [{
     name: 'webhooks.prune-deliveries',

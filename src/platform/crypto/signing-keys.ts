@@ -16,6 +16,7 @@ import { timestamptz } from '../db/columns.ts';
 import { exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import { ConfigError } from '../config-error.ts';
 import type { Db } from '../db/engine.ts';
+import type { SealedColumns } from './sealed.ts';
 import type { SecretBox } from './secrets.ts';
 
 export const signingKeysTable = pgTable('signing_keys', {
@@ -26,6 +27,9 @@ export const signingKeysTable = pgTable('signing_keys', {
   createdAt: timestamptz('created_at').notNull().defaultNow(),
   retiredAt: timestamptz('retired_at'),
 });
+
+/** The signing keys' private halves, sealed under ATRIUM_SECRET_KEY. */
+export const signingKeysSealed: SealedColumns = { table: signingKeysTable, columns: [signingKeysTable.privateJwkEncrypted] };
 
 export const SIGNING_ALG = 'ES256';
 

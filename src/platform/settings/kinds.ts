@@ -199,14 +199,33 @@ export function directory(): Kind<string> {
 }
 
 /** A key of `bytes` random bytes, base64 or base64url. */
+const base64KeyProblem = (raw: string, bytes: number) => {
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw)) return 'not base64';
+  return Buffer.from(raw, 'base64').length === bytes ? undefined : `not ${bytes} bytes`;
+};
+
 export function base64Key(bytes: number): Kind<string> {
   return {
     expects: `${bytes} random bytes in base64 (\`openssl rand -base64 ${bytes}\`)`,
     parse(raw) {
-      if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw)) return invalid();
-      return Buffer.from(raw, 'base64').length === bytes ? valid(raw) : invalid(`not ${bytes} bytes`);
+      const problem = base64KeyProblem(raw, bytes);
+      return problem === undefined ? valid(raw) : invalid(problem === 'not base64' ? undefined : problem);
     },
     format: String,
+  };
+}
+
+/** Comma-separated keys of `bytes` random bytes each, in base64, at most `maxItems`. */
+export function base64Keys(bytes: number, maxItems: number): Kind<string[]> {
+  return {
+    expects: `comma-separated keys of ${bytes} bytes in base64, at most ${maxItems}`,
+    parse(raw) {
+      const items = raw.split(',').map((item) => item.trim());
+      if (items.length > maxItems) return invalid(`more than ${maxItems} keys`);
+      const problems = items.map((item, i) => [i, base64KeyProblem(item, bytes)] as const).filter(([, problem]) => problem !== undefined);
+      return problems.length === 0 ? valid(items) : invalid(problems.map(([i, problem]) => `key ${i + 1}: ${problem}`).join('; '));
+    },
+    format: (value) => value.join(','),
   };
 }
 

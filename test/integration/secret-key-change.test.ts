@@ -1,0 +1,166 @@
+// Changing ATRIUM_SECRET_KEY, as docs/operations.md tells an operator to: the new key with the old
+// one in ATRIUM_SECRET_KEY_FALLBACKS, `atrium keys reencrypt` (reencryptStored), then the new key
+// alone. Every family that stores something encrypted has a value here; the database is searched for
+// anything shaped like an encrypted value, so a column nobody declared (`Module.sealed`) fails the
+// test rather than becoming unreadable at an operator's site.
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { after, before, test } from 'node:test';
+import type * as Sdk from '@meshagent/meshagent';
+import { sql } from 'drizzle-orm';
+import { reencryptStored } from '../../src/cli/keys.ts';
+import { sealedColumns } from '../../src/main.ts';
+import { issueParticipantToken } from '../../src/modules/participant-tokens/service.ts';
+import * as factorsStore from '../../src/modules/users/factors-store.ts';
+import { columnName } from '../../src/platform/crypto/sealed.ts';
+import { SecretBox } from '../../src/platform/crypto/secrets.ts';
+import { rowsOf } from '../../src/platform/db/rows.ts';
+import { call, createTenant, forEachEngine, isolatedDatabase, startTestService, type IsolatedDatabase, type Tenant, type TestService } from '../support/service.ts';
+
+// The official SDK, whose ParticipantToken.toJwt({ apiKey }) signs with the key's secret (HS256).
+const { ParticipantToken, ParticipantGrant } = createRequire(import.meta.url)('@meshagent/meshagent') as typeof Sdk;
+
+const OLD = Buffer.alloc(32, 21);
+const NEW = Buffer.alloc(32, 22);
+const STRAY = Buffer.alloc(32, 23);
+const b64 = (text: string) => Buffer.from(text).toString('base64');
+
+/** An encrypted value as SecretBox writes it: `v1.<96-bit IV>.<128-bit tag>.<data>`. */
+const BOX = 'v1\\.[A-Za-z0-9_-]{16}\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]*';
+
+const TEMPLATE = `
+version: v1
+kind: ServiceTemplate
+metadata: { name: "{{ name }}" }
+variables:
+  - name: name
+  - name: token
+    obscure: true
+container:
+  image: ghcr.io/example/tool:1
+  environment:
+    - name: TOKEN
+      value: "{{ token }}"
+`;
+
+forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
+  let database: IsolatedDatabase;
+  let service: TestService | undefined;
+  let tenant: Tenant;
+  const ids: Record<string, string> = {};
+  const start = async (env: Record<string, string>) => {
+    await service?.stop();
+    service = undefined;
+    service = await startTestService(engine, { ...database.env, ...env });
+    return service;
+  };
+  const project = () => `/accounts/projects/${tenant.projectId}`;
+  const asAdmin = async (method: string, path: string, json?: unknown) => {
+    const r = await call(service!, method, `${project()}${path}`, { token: tenant.apiKey, json });
+    assert.ok(r.status < 300, `${method} ${path}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  };
+
+  /** Every text or JSON column of the schema holding a value shaped like an encrypted one, with those values by row. */
+  const boxesInDatabase = async () => {
+    const db = service!.ctx.db;
+    const columns = rowsOf<{ table_name: string; column_name: string; data_type: string }>(await db.execute(sql`
+      select table_name, column_name, data_type from information_schema.columns
+      where table_schema = current_schema() and data_type in ('text', 'jsonb', 'json', 'character varying')`));
+    const found = new Map<string, string[]>();
+    for (const { table_name: table, column_name: column, data_type: type } of columns) {
+      const value = type === 'text' || type === 'character varying' ? sql.identifier(column) : sql`${sql.identifier(column)}::text`;
+      const rows = rowsOf<{ value: string }>(await db.execute(sql`select ${value} as value from ${sql.identifier(table)} where ${value} ~ ${BOX}`));
+      if (rows.length > 0) found.set(`${table}.${column}`, rows.map((r) => r.value));
+    }
+    return found;
+  };
+
+  /** The plaintext of every declared column's boxes, opened by `box`. */
+  const plaintexts = async (box: SecretBox) => {
+    const all = new Map<string, string[]>();
+    for (const [column, values] of await boxesInDatabase()) all.set(column, values.map((v) => box.decrypt(v)).sort());
+    return all;
+  };
+
+  before(async () => {
+    database = await isolatedDatabase(engine);
+    await start({ ATRIUM_SECRET_KEY: OLD.toString('base64') });
+    tenant = await createTenant(service!, 'rekey');
+    await asAdmin('POST', '/rooms', { name: 'lobby' });
+    ids.secret = (await asAdmin('POST', '/secrets', { name: 'openai', type: 'keys', data_base64: b64('{"OPENAI_API_KEY":"sk-before"}') })).id;
+    await asAdmin('POST', '/rooms/lobby/secrets', { secret_id: 'github', data_base64: b64('room-token-before') });
+    ids.webhook = (await asAdmin('POST', '/webhooks', { name: 'hook', url: 'https://hooks.example.com/atrium', events: ['room.started'], secret: 'whsec-before-0123456789' })).id;
+    // A rotation keeps the old secret signing for a while: both columns hold one.
+    await asAdmin('POST', `/webhooks/${ids.webhook}/rotate-secret`, { overlap_seconds: 3600 });
+    await asAdmin('POST', '/external-oauth', { oauth: { authorization_endpoint: 'https://idp.example.com/authorize', token_endpoint: 'https://idp.example.com/token' }, client_id: 'agents', client_secret: 'upstream-before' });
+    await asAdmin('POST', '/services', { template: TEMPLATE, values: { name: 'tool', token: 'obscure-before' } });
+    // An authenticator app, and another waiting for its confirmation.
+    const { secrets, db } = service!.ctx;
+    await factorsStore.setPendingTotp(db, tenant.userId, secrets.encrypt('JBSWY3DPEHPK3PXP'));
+    const [pending] = rowsOf<{ pending_secret: string }>(await db.execute(sql`select pending_secret from user_totp where user_id = ${tenant.userId}`));
+    assert.ok(await factorsStore.confirmTotp(db, tenant.userId, pending!.pending_secret, 1));
+    await factorsStore.setPendingTotp(db, tenant.userId, secrets.encrypt('KRUGS4ZANFZSA5DIMU'));
+  });
+  after(async () => {
+    await service?.stop();
+    await database?.drop();
+  });
+
+  test('every column holding encrypted values is declared, and this fixture fills each one', async () => {
+    const declared = sealedColumns().flatMap((s) => s.columns.map((c) => columnName(s, c))).sort();
+    assert.deepEqual([...(await boxesInDatabase()).keys()].sort(), declared);
+  });
+
+  test('new key with the old as fallback: everything reads; reencrypt moves every value once; then the new key alone reads them all', async () => {
+    const before = await plaintexts(new SecretBox(OLD));
+    await start({ ATRIUM_SECRET_KEY: NEW.toString('base64'), ATRIUM_SECRET_KEY_FALLBACKS: OLD.toString('base64') });
+
+    // Read through the fallback, as the service serves them.
+    assert.equal(Buffer.from((await asAdmin('GET', `/secrets/${ids.secret}`)).data_base64, 'base64').toString(), '{"OPENAI_API_KEY":"sk-before"}');
+    const signed = await new ParticipantToken({ name: 'app-user', grants: [ParticipantGrant.fromJson({ name: 'room', scope: 'lobby' })] }).toJwt({ apiKey: tenant.apiKey });
+    assert.equal((await call(service!, 'POST', '/api/participant-token/validate', { json: { token: signed } })).status, 200, 'the API key\'s secret opens: a token it signed verifies');
+
+    // A value sealed under a key the service no longer has is reported, and left alone.
+    const stray = new SecretBox(STRAY).encrypt('whsec-stray');
+    const strayHook = (await asAdmin('POST', '/webhooks', { name: 'stray', url: 'https://hooks.example.com/stray', events: ['room.started'], secret: 'whsec-set-0123456789' })).id as string;
+    await service!.ctx.db.execute(sql`update webhooks set secret_encrypted = ${stray} where id = ${strayHook}`);
+
+    const stored = await boxesInDatabase();
+    const dry = await reencryptStored(service!.ctx, { dryRun: true });
+    assert.deepEqual(await boxesInDatabase(), stored, 'a dry run writes nothing');
+    const expected = new Map([...before].map(([column, values]) => [column, values.length]));
+    for (const report of dry.columns) {
+      assert.equal(report.moved, expected.get(report.column), `${report.column}: each value the old key sealed would move`);
+      assert.equal(report.current, 0, report.column);
+    }
+    assert.equal(dry.unreadable, 1);
+
+    const progress: string[] = [];
+    const run = await reencryptStored(service!.ctx, { dryRun: false, progress: (r) => progress.push(r.column) });
+    assert.deepEqual(run.columns.map((r) => [r.column, r.moved, r.changed]), dry.columns.map((r) => [r.column, r.moved, 0]));
+    assert.equal(run.unreadable, 1);
+    assert.deepEqual([...new Set(progress)], run.columns.map((r) => r.column), 'a progress line for every column');
+    const [strayRow] = rowsOf<{ secret: string }>(await service!.ctx.db.execute(sql`select secret_encrypted as secret from webhooks where id = ${strayHook}`));
+    assert.equal(strayRow!.secret, stray, 'the value no key opens is left as it was');
+
+    const again = await reencryptStored(service!.ctx, { dryRun: false });
+    assert.ok(again.columns.every((r) => r.moved === 0 && r.changed === 0), 'a second run moves nothing');
+    const entries = rowsOf<{ outcome: string; reason: string }>(await service!.ctx.db.execute(sql`
+      select outcome, reason from audit_log where project_id is null and action = 'secret_key.reencrypt' order by seq`));
+    assert.equal(entries.length, 2, 'each run that writes leaves an entry in the deployment\'s audit log; the dry run none');
+    assert.equal(entries[0]!.outcome, 'failed');
+    assert.match(entries[0]!.reason, new RegExp(`^${[...expected.values()].reduce((a, b) => a + b, 0)} values sealed again, 0 changed meanwhile, 1 opened by no key$`));
+
+    await asAdmin('DELETE', `/webhooks/${strayHook}`);
+    // The new key alone: the service starts (its signing keys open) and every value reads as before.
+    await start({ ATRIUM_SECRET_KEY: NEW.toString('base64') });
+    assert.deepEqual(await plaintexts(new SecretBox(NEW)), before);
+    assert.equal(Buffer.from((await asAdmin('GET', `/secrets/${ids.secret}`)).data_base64, 'base64').toString(), '{"OPENAI_API_KEY":"sk-before"}');
+    assert.equal(Buffer.from((await asAdmin('GET', '/rooms/lobby/secrets/github')).data_base64, 'base64').toString(), 'room-token-before');
+    assert.equal((await call(service!, 'POST', '/api/participant-token/validate', { json: { token: signed } })).status, 200);
+    // The signing keys opened at start-up under the new key, and sign.
+    const minted = await issueParticipantToken(service!.ctx, { projectId: tenant.projectId, name: 'agent', grants: [{ name: 'room', scope: 'lobby' }] as never });
+    assert.equal((await call(service!, 'POST', '/api/participant-token/validate', { json: { token: minted } })).status, 200);
+  });
+});
