@@ -2,7 +2,7 @@
 // shutdown and config errors. Embedded database (PGlite) in temp data dirs, loopback only.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -145,6 +145,33 @@ describe('atrium CLI [pglite]', () => {
     }
   });
 
+  test('keys reencrypt moves the embedded key file\'s values to a new ATRIUM_SECRET_KEY, after which the old key is not needed', async () => {
+    const dataDir = tempDir();
+    await seedPglite(dataDir);
+    const columns = (r: Run) => (JSON.parse(r.stdout) as { dry_run: boolean; columns: { column: string; moved: number; current: number; unreadable: number }[] });
+    // Nothing to move while the key has not changed (the first open sealed a signing key under the generated key file).
+    const unchanged = await run(['keys', 'reencrypt', '--dry-run'], { ATRIUM_DATA_DIR: dataDir });
+    assert.equal(unchanged.code, 0, unchanged.stderr);
+    assert.equal(columns(unchanged).dry_run, true);
+    assert.ok(columns(unchanged).columns.every((c) => c.moved === 0 && c.unreadable === 0), unchanged.stdout);
+
+    const old = readFileSync(join(dataDir, 'secret.key'), 'utf8').trim();
+    const fresh = Buffer.alloc(32, 42).toString('base64');
+    const withoutFallback = await run(['keys', 'reencrypt'], { ATRIUM_DATA_DIR: dataDir, ATRIUM_SECRET_KEY: fresh });
+    assert.equal(withoutFallback.code, 2, 'a setting that cannot be used');
+    assert.match(withoutFallback.stderr, /cannot be decrypted with this secret key.*ATRIUM_SECRET_KEY_FALLBACKS/s, 'the new key alone cannot open the signing keys, and says what to do');
+
+    const moved = await run(['keys', 'reencrypt'], { ATRIUM_DATA_DIR: dataDir, ATRIUM_SECRET_KEY: fresh, ATRIUM_SECRET_KEY_FALLBACKS: old });
+    assert.equal(moved.code, 0, moved.stderr);
+    const signing = columns(moved).columns.find((c) => c.column === 'signing_keys.private_jwk_encrypted')!;
+    assert.equal(signing.moved, 1, moved.stdout);
+    assert.match(moved.stderr, /^atrium: signing_keys\.private_jwk_encrypted: 1 read, 1 sealed again$/m, 'a progress line per column, on stderr');
+
+    const done = await run(['keys', 'reencrypt', '--dry-run'], { ATRIUM_DATA_DIR: dataDir, ATRIUM_SECRET_KEY: fresh });
+    assert.equal(done.code, 0, done.stderr);
+    assert.ok(columns(done).columns.every((c) => c.moved === 0 && c.unreadable === 0), done.stdout);
+  });
+
   test('serve prints the one-time setup link, holds the data dir, and stops on SIGTERM', async () => {
     // A migrated database with no account yet (the first boot of an empty directory is the test above's).
     const dataDir = tempDir();
@@ -236,7 +263,7 @@ describe('atrium CLI [pglite]', () => {
     };
     // The usage text alone is the floor; loading the server's modules costs several times that.
     // Each pair is timed back to back, so both see the same load on the machine.
-    for (const args of [['bootstrap', '--email', 'x@example.test'], ['keys'], ['factors'], ['billing', 'verify', '--bogus']]) {
+    for (const args of [['bootstrap', '--email', 'x@example.test'], ['keys'], ['keys', 'reencrypt', '--bogus'], ['factors'], ['billing', 'verify', '--bogus']]) {
       const help = await timed(['help']);
       const wrong = await timed(args);
       assert.equal(wrong.code, 2, `${args.join(' ')}: ${wrong.stderr}`);

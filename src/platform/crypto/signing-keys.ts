@@ -120,7 +120,8 @@ export class SigningKeys {
     } catch {
       throw new ConfigError(
         'The signing keys stored in the database cannot be decrypted with this secret key. Every instance sharing ' +
-        'a database needs the same ATRIUM_SECRET_KEY (or, embedded, the secret.key file of its data dir).',
+        'a database needs the same ATRIUM_SECRET_KEY (or, embedded, the secret.key file of its data dir). After changing ' +
+        'it, list the previous key in ATRIUM_SECRET_KEY_FALLBACKS until `atrium keys reencrypt` has run.',
       );
     }
     if (!NODE_SIGNING[newest.alg]) throw new ConfigError(`The newest signing key uses ${newest.alg}, which this version cannot sign with`);
