@@ -15,7 +15,8 @@ import * as factorsStore from '../../src/modules/users/factors-store.ts';
 import { columnName } from '../../src/platform/crypto/sealed.ts';
 import { SecretBox } from '../../src/platform/crypto/secrets.ts';
 import { rowsOf } from '../../src/platform/db/rows.ts';
-import { call, createTenant, forEachEngine, isolatedDatabase, startTestService, type IsolatedDatabase, type Tenant, type TestService } from '../support/service.ts';
+import { authorizationRequest, discover, FormBrowser, insertClient, signInAndConsent, type TestClient } from '../support/oauth.ts';
+import { call, createTenant, forEachEngine, freePort, isolatedDatabase, startTestService, type IsolatedDatabase, type Tenant, type TestService } from '../support/service.ts';
 
 // The official SDK, whose ParticipantToken.toJwt({ apiKey }) signs with the key's secret (HS256).
 const { ParticipantToken, ParticipantGrant } = createRequire(import.meta.url)('@meshagent/meshagent') as typeof Sdk;
@@ -47,12 +48,22 @@ forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
   let database: IsolatedDatabase;
   let service: TestService | undefined;
   let tenant: Tenant;
+  let client: TestClient;
+  /** Signed in before the change: `active` comes back while the old key is a fallback, `idle` only afterwards. */
+  const browsers: Record<'active' | 'idle', FormBrowser> = {} as never;
+  // One address across restarts: the browser's cookies and the OAuth issuer are the origin's.
+  let origin: Record<string, string>;
   const ids: Record<string, string> = {};
   const start = async (env: Record<string, string>) => {
     await service?.stop();
     service = undefined;
-    service = await startTestService(engine, { ...database.env, ...env });
+    service = await startTestService(engine, { ...database.env, ...origin, ...env });
     return service;
+  };
+  /** Where an authorization request of the browser ends: straight back with a code, or at the sign-in form. */
+  const authorize = async (browser: FormBrowser) => {
+    const page = await browser.go('GET', (await authorizationRequest(await discover(service!, client), client.redirectUri, 'openid')).url, undefined, client.redirectUri);
+    return page.redirectedTo?.includes('code=') ? 'signed in' : /id="password-form"/.test(page.html) ? 'asked to sign in' : `${page.status}`;
   };
   const project = () => `/accounts/projects/${tenant.projectId}`;
   const asAdmin = async (method: string, path: string, json?: unknown) => {
@@ -85,8 +96,17 @@ forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
 
   before(async () => {
     database = await isolatedDatabase(engine);
+    const port = await freePort();
+    origin = { PORT: String(port), ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}` };
     await start({ ATRIUM_SECRET_KEY: OLD.toString('base64') });
     tenant = await createTenant(service!, 'rekey');
+    // Browsers signed in at the sign-in pages: their session cookies are signed under the old key.
+    client = await insertClient(service!, tenant.projectId);
+    for (const name of ['active', 'idle'] as const) {
+      const browser = browsers[name] = new FormBrowser(service!.url);
+      await signInAndConsent(browser, await authorizationRequest(await discover(service!, client), client.redirectUri, 'openid'), client.redirectUri, tenant.email, tenant.password);
+      assert.equal(await authorize(browser), 'signed in');
+    }
     await asAdmin('POST', '/rooms', { name: 'lobby' });
     ids.secret = (await asAdmin('POST', '/secrets', { name: 'openai', type: 'keys', data_base64: b64('{"OPENAI_API_KEY":"sk-before"}') })).id;
     await asAdmin('POST', '/rooms/lobby/secrets', { secret_id: 'github', data_base64: b64('room-token-before') });
@@ -112,10 +132,11 @@ forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
     assert.deepEqual([...(await boxesInDatabase()).keys()].sort(), declared);
   });
 
-  test('new key with the old as fallback: everything reads; reencrypt moves every value once; then the new key alone reads them all', async () => {
+  test('new key with the old as fallback: everything reads, sessions hold; reencrypt moves every value once; then the new key alone reads them all', async () => {
     const before = await plaintexts(new SecretBox(OLD));
     await start({ ATRIUM_SECRET_KEY: NEW.toString('base64'), ATRIUM_SECRET_KEY_FALLBACKS: OLD.toString('base64') });
 
+    assert.equal(await authorize(browsers.active), 'signed in', 'a session signed under the old key still holds, and is signed again under the new one');
     // Read through the fallback, as the service serves them.
     assert.equal(Buffer.from((await asAdmin('GET', `/secrets/${ids.secret}`)).data_base64, 'base64').toString(), '{"OPENAI_API_KEY":"sk-before"}');
     const signed = await new ParticipantToken({ name: 'app-user', grants: [ParticipantGrant.fromJson({ name: 'room', scope: 'lobby' })] }).toJwt({ apiKey: tenant.apiKey });
@@ -159,6 +180,8 @@ forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
     assert.equal(Buffer.from((await asAdmin('GET', `/secrets/${ids.secret}`)).data_base64, 'base64').toString(), '{"OPENAI_API_KEY":"sk-before"}');
     assert.equal(Buffer.from((await asAdmin('GET', '/rooms/lobby/secrets/github')).data_base64, 'base64').toString(), 'room-token-before');
     assert.equal((await call(service!, 'POST', '/api/participant-token/validate', { json: { token: signed } })).status, 200);
+    assert.equal(await authorize(browsers.active), 'signed in', 'a session used while the old key was a fallback carries on');
+    assert.equal(await authorize(browsers.idle), 'asked to sign in', 'one not used meanwhile ends with the old key');
     // The signing keys opened at start-up under the new key, and sign.
     const minted = await issueParticipantToken(service!.ctx, { projectId: tenant.projectId, name: 'agent', grants: [{ name: 'room', scope: 'lobby' }] as never });
     assert.equal((await call(service!, 'POST', '/api/participant-token/validate', { json: { token: minted } })).status, 200);
