@@ -170,6 +170,9 @@ export async function startService(config: Config, options: ServiceOptions = {})
   // Built either way, so that an invalid schedule stops every instance's boot alike.
   if (config.jobs.worker) for (const worker of workers) worker.start();
   else ctx.log.info('background work is off on this instance (ATRIUM_JOBS_WORKER=false): other instances run it');
+  if (config.secretKeyFallbacks.length > 0) {
+    ctx.log.warn(`ATRIUM_SECRET_KEY_FALLBACKS lists ${config.secretKeyFallbacks.length} previous key(s): once \`atrium keys reencrypt\` has run, remove it (docs/operations.md, "Changing ATRIUM_SECRET_KEY")`);
+  }
   ctx.keys.start(config.keys.refreshMs, (error) => ctx.log.error({ err: error }, 'signing keys refresh failed'));
   const address = built.app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

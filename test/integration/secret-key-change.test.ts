@@ -5,9 +5,12 @@
 // test rather than becoming unreadable at an operator's site.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
+import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import type * as Sdk from '@meshagent/meshagent';
 import { sql } from 'drizzle-orm';
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
 import { reencryptStored } from '../../src/cli/keys.ts';
 import { sealedColumns } from '../../src/main.ts';
 import { issueParticipantToken } from '../../src/modules/participant-tokens/service.ts';
@@ -54,10 +57,14 @@ forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
   // One address across restarts: the browser's cookies and the OAuth issuer are the origin's.
   let origin: Record<string, string>;
   const ids: Record<string, string> = {};
+  /** The warnings of the service's latest start. */
+  let warnings: string[] = [];
   const start = async (env: Record<string, string>) => {
     await service?.stop();
     service = undefined;
-    service = await startTestService(engine, { ...database.env, ...origin, ...env });
+    warnings = [];
+    const sink = new Writable({ write(chunk, _encoding, done) { warnings.push(JSON.parse(String(chunk)).msg); done(); } });
+    service = await startTestService(engine, { ...database.env, ...origin, ...env }, { log: pino({ level: 'warn' }, sink) as unknown as FastifyBaseLogger });
     return service;
   };
   /** Where an authorization request of the browser ends: straight back with a code, or at the sign-in form. */
@@ -136,6 +143,7 @@ forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
     const before = await plaintexts(new SecretBox(OLD));
     await start({ ATRIUM_SECRET_KEY: NEW.toString('base64'), ATRIUM_SECRET_KEY_FALLBACKS: OLD.toString('base64') });
 
+    assert.ok(warnings.some((w) => /ATRIUM_SECRET_KEY_FALLBACKS lists 1 previous key\(s\): once `atrium keys reencrypt` has run, remove it/.test(w)), warnings.join('\n'));
     assert.equal(await authorize(browsers.active), 'signed in', 'a session signed under the old key still holds, and is signed again under the new one');
     // Read through the fallback, as the service serves them.
     assert.equal(Buffer.from((await asAdmin('GET', `/secrets/${ids.secret}`)).data_base64, 'base64').toString(), '{"OPENAI_API_KEY":"sk-before"}');
@@ -180,6 +188,7 @@ forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
     assert.equal(Buffer.from((await asAdmin('GET', `/secrets/${ids.secret}`)).data_base64, 'base64').toString(), '{"OPENAI_API_KEY":"sk-before"}');
     assert.equal(Buffer.from((await asAdmin('GET', '/rooms/lobby/secrets/github')).data_base64, 'base64').toString(), 'room-token-before');
     assert.equal((await call(service!, 'POST', '/api/participant-token/validate', { json: { token: signed } })).status, 200);
+    assert.ok(!warnings.some((w) => /FALLBACKS/.test(w)), 'no reminder without fallbacks');
     assert.equal(await authorize(browsers.active), 'signed in', 'a session used while the old key was a fallback carries on');
     assert.equal(await authorize(browsers.idle), 'asked to sign in', 'one not used meanwhile ends with the old key');
     // The signing keys opened at start-up under the new key, and sign.
