@@ -18,7 +18,8 @@ import * as factorsStore from '../../src/modules/users/factors-store.ts';
 import { columnName } from '../../src/platform/crypto/sealed.ts';
 import { SecretBox } from '../../src/platform/crypto/secrets.ts';
 import { rowsOf } from '../../src/platform/db/rows.ts';
-import { authorizationRequest, discover, FormBrowser, insertClient, signInAndConsent, type TestClient } from '../support/oauth.ts';
+import { totpCode } from '../support/factors.ts';
+import { authorizationRequest, codeIn, discover, EMAIL_LOGIN_ENV, FormBrowser, insertClient, pageError, signInAndConsent, waitForMail, type Page, type TestClient } from '../support/oauth.ts';
 import { call, createTenant, forEachEngine, freePort, isolatedDatabase, startTestService, type IsolatedDatabase, type Tenant, type TestService } from '../support/service.ts';
 
 // The official SDK, whose ParticipantToken.toJwt({ apiKey }) signs with the key's secret (HS256).
@@ -57,6 +58,8 @@ forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
   // One address across restarts: the browser's cookies and the OAuth issuer are the origin's.
   let origin: Record<string, string>;
   const ids: Record<string, string> = {};
+  /** A sign-in by mailed code begun under the old key: its page (CSRF token, interaction cookie) and its code. */
+  let pendingCode: { browser: FormBrowser; page: Page; code: string };
   /** The warnings of the service's latest start. */
   let warnings: string[] = [];
   const start = async (env: Record<string, string>) => {
@@ -104,7 +107,7 @@ forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
   before(async () => {
     database = await isolatedDatabase(engine);
     const port = await freePort();
-    origin = { PORT: String(port), ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}` };
+    origin = { PORT: String(port), ATRIUM_PUBLIC_URL: `http://127.0.0.1:${port}`, ...EMAIL_LOGIN_ENV };
     await start({ ATRIUM_SECRET_KEY: OLD.toString('base64') });
     tenant = await createTenant(service!, 'rekey');
     // Browsers signed in at the sign-in pages: their session cookies are signed under the old key.
@@ -114,6 +117,12 @@ forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
       await signInAndConsent(browser, await authorizationRequest(await discover(service!, client), client.redirectUri, 'openid'), client.redirectUri, tenant.email, tenant.password);
       assert.equal(await authorize(browser), 'signed in');
     }
+    const coded = new FormBrowser(service!.url);
+    const login = await coded.go('GET', (await authorizationRequest(await discover(service!, client), client.redirectUri, 'openid')).url, undefined, client.redirectUri);
+    const uid = /\/interaction\/([^/"]+)\//.exec(login.html)![1]!;
+    const page = await coded.submit(await coded.go('GET', `/interaction/${uid}/code`), '/code', { email: tenant.email });
+    assert.match(page.html, /Enter your code/);
+    pendingCode = { browser: coded, page, code: codeIn((await waitForMail(service!, tenant.email, /sign-in code/)).text) };
     await asAdmin('POST', '/rooms', { name: 'lobby' });
     ids.secret = (await asAdmin('POST', '/secrets', { name: 'openai', type: 'keys', data_base64: b64('{"OPENAI_API_KEY":"sk-before"}') })).id;
     await asAdmin('POST', '/rooms/lobby/secrets', { secret_id: 'github', data_base64: b64('room-token-before') });
@@ -145,6 +154,14 @@ forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
 
     assert.ok(warnings.some((w) => /ATRIUM_SECRET_KEY_FALLBACKS lists 1 previous key\(s\): once `atrium keys reencrypt` has run, remove it/.test(w)), warnings.join('\n'));
     assert.equal(await authorize(browsers.active), 'signed in', 'a session signed under the old key still holds, and is signed again under the new one');
+    // The code, its form's CSRF token and the interaction's cookie, all from before the change; then
+    // the authenticator app, whose secret the fallback opens.
+    const entered = await pendingCode.browser.submit(pendingCode.page, '/code/verify', { code: pendingCode.code }, client.redirectUri);
+    assert.match(entered.html, /Confirm it is you with your second factor/, `${entered.status} ${pageError(entered.html) ?? ''}`);
+    const verified = await pendingCode.browser.submit(entered, '/factor/totp', { code: totpCode('JBSWY3DPEHPK3PXP') }, client.redirectUri);
+    assert.match(verified.html, /\/consent"/, `${verified.status} ${pageError(verified.html) ?? ''}`);
+    const allowed = await pendingCode.browser.submit(verified, '/consent', { decision: 'allow' }, client.redirectUri);
+    assert.ok(allowed.redirectedTo?.includes('code='), `${allowed.status} ${pageError(allowed.html) ?? ''}`);
     // Read through the fallback, as the service serves them.
     assert.equal(Buffer.from((await asAdmin('GET', `/secrets/${ids.secret}`)).data_base64, 'base64').toString(), '{"OPENAI_API_KEY":"sk-before"}');
     const signed = await new ParticipantToken({ name: 'app-user', grants: [ParticipantGrant.fromJson({ name: 'room', scope: 'lobby' })] }).toJwt({ apiKey: tenant.apiKey });

@@ -138,8 +138,11 @@ export class FormBrowser {
   }
 
   #cookieHeader(url: URL): string | undefined {
+    // Longer paths first, as browsers send them (RFC 6265, 5.4): a server reading the first of two
+    // cookies of one name gets the one closest to the page.
     const pairs = [...this.#jar.entries()].filter(([key, c]) => key.startsWith(`${url.origin}|`)
-      && (url.pathname === c.path || url.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`)));
+      && (url.pathname === c.path || url.pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`)))
+      .sort(([, a], [, b]) => b.path.length - a.path.length);
     return pairs.length > 0 ? pairs.map(([key, c]) => `${key.split('|')[1]}=${c.value}`).join('; ') : undefined;
   }
 
