@@ -106,7 +106,8 @@ export function renderPermissionsDoc(routes: readonly RouteRow[], authority: Aut
         : typeof project !== 'object' ? ''
           : 'headers' in project ? ` (project: ${project.headers.map(code).join(' or ')})` : ` of the ${project.what.toLowerCase()}'s project`;
       const alsoIn = auth?.credentialHeaders?.length ? ` (also in ${auth.credentialHeaders.map(code).join(', ')})` : '';
-      const action = auth?.resource ? code(actionName(auth.resource)) : '—';
+      const within = auth?.within ? `${code(`${auth.within.type}.${auth.within.action}`)} on its ${auth.within.type}` : undefined;
+      const action = [auth?.resource ? code(actionName(auth.resource)) : undefined, within].filter(Boolean).join('; ') || '—';
       return `| ${method} | ${code(path)} | ${code(permission)}${where} | ${action} | ${credentials}${alsoIn} | ${auth?.oauthScope ? code(auth.oauthScope) : '—'} |`;
     }),
     '',
@@ -125,8 +126,9 @@ export function renderPermissionsDoc(routes: readonly RouteRow[], authority: Aut
     'also need `room.connect` in that room for the caller; adding a feed subscription, which writes the room\'s files,',
     'needs `room.read_files`. Nobody binds a resource to a room beyond their own access to it: without it the request',
     'is refused with a 403 naming who may, and nothing is written or shown. Likewise an LLM logger publishes into its',
-    'destination feed, so setting it needs `feed.publish` on that feed; and a service spec that names project secrets hands',
-    'their values to its container, so writing one needs `secret_inventory`.',
+    'destination feed, so setting it needs `feed.publish` on that feed. Each such route declares it (`auth.within`), and',
+    'the routes table above lists it beside the route\'s own action ("on its room", "on its feed"). A service spec that',
+    'names project secrets hands their values to its container, so writing one needs `secret_inventory`.',
     '',
     ...authority.types.flatMap((type) => renderType(authority, type)),
     '## Participant tokens',

@@ -152,7 +152,10 @@ export async function buildApp(ctx: AppContext, modules: readonly Module[]): Pro
       const auth = (route.config as { auth?: AuthRequirement } | undefined)?.auth;
       if (!schema || !auth) return { schema, url };
       const security = auth.permission === 'public' ? [] : [{ bearer: [] }];
-      const action = auth.resource ? `; then ${ctx.authority.requires(auth.resource, auth.credentials ?? DEFAULT_CREDENTIALS)}` : '';
+      const action = [
+        auth.resource ? `; then ${ctx.authority.requires(auth.resource, auth.credentials ?? DEFAULT_CREDENTIALS)}` : '',
+        auth.within ? `; and ${ctx.authority.requiresWithin(auth.within)}` : '',
+      ].join('');
       const note = auth.permission === 'public' ? 'No credential.' : `Requires: ${auth.permission}${action}.`;
       return { schema: { ...schema, security, description: [schema.description, note].filter(Boolean).join(' ') } as typeof schema, url };
     },

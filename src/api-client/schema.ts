@@ -7339,7 +7339,7 @@ export interface paths {
         put?: never;
         /**
          * Register an external OAuth provider for one room
-         * @description The client secret (`client_secret` or `oauth.client_secret`) is stored encrypted and never returned. Requires: external_oauth_creator.
+         * @description The client secret (`client_secret` or `oauth.client_secret`) is stored encrypted and never returned. Requires: external_oauth_creator; and `room.connect` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         post: {
             parameters: {
@@ -7453,7 +7453,7 @@ export interface paths {
         get?: never;
         /**
          * Replace an external OAuth registration of a room
-         * @description The client secret (`client_secret` or `oauth.client_secret`) is stored encrypted and never returned. Requires: external_oauth_manager.
+         * @description The client secret (`client_secret` or `oauth.client_secret`) is stored encrypted and never returned. Requires: external_oauth_manager; and `room.connect` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         put: {
             parameters: {
@@ -7926,7 +7926,7 @@ export interface paths {
         put?: never;
         /**
          * Schedule a queued message for a room
-         * @description Body: `{"spec": ScheduledTaskSpec, "time_zone"?}`, or the earlier flat fields (`queue_name`, `payload`, `schedule`, `active`, `once`, `annotations`, `storage_write_path`, `id`). `schedule` is a 5-field cron expression or an interval like "15 minutes"; an invalid one, or one more frequent than ATRIUM_SCHEDULED_TASKS_MIN_PERIOD_SECONDS, is a 400 naming the problem. The room must exist. Answers the task with `task_id`. Requires: scheduled_task_creator.
+         * @description Body: `{"spec": ScheduledTaskSpec, "time_zone"?}`, or the earlier flat fields (`queue_name`, `payload`, `schedule`, `active`, `once`, `annotations`, `storage_write_path`, `id`). `schedule` is a 5-field cron expression or an interval like "15 minutes"; an invalid one, or one more frequent than ATRIUM_SCHEDULED_TASKS_MIN_PERIOD_SECONDS, is a 400 naming the problem. The room must exist. Answers the task with `task_id`. Requires: scheduled_task_creator; and `room.connect` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         post: {
             parameters: {
@@ -8223,7 +8223,7 @@ export interface paths {
         put?: never;
         /**
          * Schedule a queued message (earlier flat form)
-         * @description The project-level create of earlier SDKs: the flat fields with `room_name`. Otherwise as the room-scoped create. Requires: scheduled_task_creator.
+         * @description The project-level create of earlier SDKs: the flat fields with `room_name`. Otherwise as the room-scoped create. Requires: scheduled_task_creator; and `room.connect` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         post: {
             parameters: {
@@ -8398,7 +8398,7 @@ export interface paths {
         get?: never;
         /**
          * Replace a scheduled task
-         * @description `{"spec": …}` replaces the task; the flat form changes only the fields it names. A changed schedule, time zone, `once` or `active` restarts the schedule from now. Runs already fired keep their message. Requires: scheduled_task_manager.
+         * @description `{"spec": …}` replaces the task; the flat form changes only the fields it names. A changed schedule, time zone, `once` or `active` restarts the schedule from now. Runs already fired keep their message. Requires: scheduled_task_manager; and `room.connect` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         put: {
             parameters: {
@@ -9035,7 +9035,7 @@ export interface paths {
         put?: never;
         /**
          * Create a room's own service
-         * @description The body is a ServiceSpec, or `{template, values}`: a ServiceTemplate in YAML whose declared variables are checked (required unless `optional`, `enum`, `type`) and substituted for `{{ name }}` placeholders; an unknown or missing variable is a 400 naming it. Values of `obscure` variables read "********" in every answer. Answers the stored spec with its `id`; 409 when the name is taken in the room. Requires: service_creator.
+         * @description The body is a ServiceSpec, or `{template, values}`: a ServiceTemplate in YAML whose declared variables are checked (required unless `optional`, `enum`, `type`) and substituted for `{{ name }}` placeholders; an unknown or missing variable is a 400 naming it. Values of `obscure` variables read "********" in every answer. Answers the stored spec with its `id`; 409 when the name is taken in the room. Requires: service_creator; and `room.connect` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         post: {
             parameters: {
@@ -9162,7 +9162,7 @@ export interface paths {
         };
         /**
          * Replace a room's own service
-         * @description The body is a ServiceSpec, or `{template, values}`: a ServiceTemplate in YAML whose declared variables are checked (required unless `optional`, `enum`, `type`) and substituted for `{{ name }}` placeholders; an unknown or missing variable is a 400 naming it. Values of `obscure` variables read "********" in every answer. Requires: service_manager.
+         * @description The body is a ServiceSpec, or `{template, values}`: a ServiceTemplate in YAML whose declared variables are checked (required unless `optional`, `enum`, `type`) and substituted for `{{ name }}` placeholders; an unknown or missing variable is a 400 naming it. Values of `obscure` variables read "********" in every answer. Requires: service_manager; and `room.connect` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         put: {
             parameters: {
@@ -9575,7 +9575,7 @@ export interface paths {
         put?: never;
         /**
          * Create a room secret
-         * @description The value is encrypted at rest with ATRIUM_SECRET_KEY and returned only by GET of one secret; at most 65536 bytes (413 beyond). `secret_id` may be chosen (e.g. to give one secret a value per identity); `name` defaults to the id and `type` to "opaque". 409 when the id is taken for these identities, or the name. Requires: secret_creator.
+         * @description The value is encrypted at rest with ATRIUM_SECRET_KEY and returned only by GET of one secret; at most 65536 bytes (413 beyond). `secret_id` may be chosen (e.g. to give one secret a value per identity); `name` defaults to the id and `type` to "opaque". 409 when the id is taken for these identities, or the name. Requires: secret_creator; and `room.connect` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         post: {
             parameters: {
@@ -9642,7 +9642,7 @@ export interface paths {
         };
         /**
          * Fetch a room secret with its value
-         * @description Its value is for the room: the caller must also be allowed `room.connect` in it (403 otherwise). Requires: secret_inventory.
+         * @description Its value is for the room: 403 for a caller who may not connect to it. Requires: secret_inventory; and `room.connect` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         get: {
             parameters: {
@@ -9686,7 +9686,7 @@ export interface paths {
         };
         /**
          * Replace a room secret
-         * @description The value is encrypted at rest with ATRIUM_SECRET_KEY and returned only by GET of one secret; at most 65536 bytes (413 beyond). The body's `for_identity` and `delegated_to` pick which value of the secret is replaced; `name` and `type` are kept when left out. Requires: secret_manager.
+         * @description The value is encrypted at rest with ATRIUM_SECRET_KEY and returned only by GET of one secret; at most 65536 bytes (413 beyond). The body's `for_identity` and `delegated_to` pick which value of the secret is replaced; `name` and `type` are kept when left out. Requires: secret_manager; and `room.connect` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         put: {
             parameters: {
@@ -9852,7 +9852,7 @@ export interface paths {
         put?: never;
         /**
          * Route a domain to a room (or a managed agent)
-         * @description The domain is unique across the deployment: 409 when any project has claimed it. The room (or agent) must exist in the project (400 naming the field otherwise); a room must be one the caller may connect to (`room.connect`, 403 otherwise). Requires: route_creator.
+         * @description The domain is unique across the deployment: 409 when any project has claimed it. The room (or agent) must exist in the project (400 naming the field otherwise); a room must be one the caller may connect to (`room.connect`, 403 otherwise). Requires: route_creator; and `room.connect` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         post: {
             parameters: {
@@ -10051,7 +10051,7 @@ export interface paths {
         };
         /**
          * Replace a route
-         * @description Requires: route_manager.
+         * @description Requires: route_manager; and `room.connect` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         put: {
             parameters: {
@@ -10268,7 +10268,7 @@ export interface paths {
         put?: never;
         /**
          * Create a mailbox: mail to the address goes to a queue of a room
-         * @description The address must be under a mail domain the deployment allows (ATRIUM_MAIL_DOMAINS) and is unique across the deployment: 409 when any project has it. The room must exist in the project (400 naming it otherwise), and the caller must be allowed `room.connect` in it (403 otherwise): its mail arrives there. Requires: mailbox_creator.
+         * @description The address must be under a mail domain the deployment allows (ATRIUM_MAIL_DOMAINS) and is unique across the deployment: 409 when any project has it. The room must exist in the project (400 naming it otherwise), and the caller must be allowed `room.connect` in it (403 otherwise): its mail arrives there. Requires: mailbox_creator; and `room.connect` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         post: {
             parameters: {
@@ -10454,7 +10454,7 @@ export interface paths {
         };
         /**
          * Replace a mailbox's room, queue, public flag and annotations
-         * @description Requires: mailbox_manager.
+         * @description Requires: mailbox_manager; and `room.connect` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         put: {
             parameters: {
@@ -11310,7 +11310,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe a room: write the feed's messages into its storage
-         * @description Messages published from now on are written as JSON Lines files under `rooms/<room>/<path>/` of project storage (docs/feeds.md). Since it writes into the room's files, the caller must also be allowed `room.read_files` on the room (403 otherwise). Requires: member; then `feed.add_subscription`: the feed_subscription_creator project role, or the manager or subscriber role on the feed's policy.
+         * @description Messages published from now on are written as JSON Lines files under `rooms/<room>/<path>/` of project storage (docs/feeds.md). It writes into the room's files: 403 for a caller who may not read them. Requires: member; then `feed.add_subscription`: the feed_subscription_creator project role, or the manager or subscriber role on the feed's policy; and `room.read_files` on its room: the developer project role, or the admin, developer, operator or viewer role on the room's policy, or what the room's own settings give: a user named in its initial `permissions` (`read_files` when they include `storage`), and an API key with the participant defaults, when neither holds a role on its policy.
          */
         post: {
             parameters: {
@@ -12234,7 +12234,7 @@ export interface paths {
         put?: never;
         /**
          * Create an LLM logger
-         * @description 400 when filter_expression is not JMESPath (with the parser's message) or the destination feed is not in the project (or not seen by the caller); 403 unless the caller may publish to it (`feed.publish`). Requires: llm_logger_creator.
+         * @description 400 when filter_expression is not JMESPath (with the parser's message) or the destination feed is not in the project (or not seen by the caller); 403 unless the caller may publish to it (`feed.publish`). Requires: llm_logger_creator; and `feed.publish` on its feed: the feed_manager project role, or the manager or publisher role on the feed's policy.
          */
         post: {
             parameters: {
@@ -12367,7 +12367,7 @@ export interface paths {
         };
         /**
          * Replace an LLM logger's settings
-         * @description Requires: llm_logger_manager.
+         * @description Requires: llm_logger_manager; and `feed.publish` on its feed: the feed_manager project role, or the manager or publisher role on the feed's policy.
          */
         put: {
             parameters: {

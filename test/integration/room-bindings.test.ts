@@ -5,12 +5,32 @@
 // here for a member holding every project role to make these, and no access to one of two rooms.
 import assert from 'node:assert/strict';
 import { before, after, test } from 'node:test';
+import { apiRoutes } from '../support/routes.ts';
 import { call, createTenant, createUserWithToken, forEachEngine, startTestService, TEST_MAIL_DOMAIN, type Tenant, type TestService } from '../support/service.ts';
 
 const ROLES = [
   'service_creator', 'service_manager', 'secret_creator', 'secret_manager', 'secret_inventory', 'scheduled_task_creator', 'scheduled_task_manager',
   'mailbox_creator', 'mailbox_manager', 'route_creator', 'route_manager', 'external_oauth_creator', 'external_oauth_manager',
   'feed_subscription_creator',
+];
+
+/** The routes the tests below walk: every route declaring the room it binds to (`auth.within`). */
+const WALKED = [
+  'POST /accounts/projects/:project_id/rooms/:room_name/services',
+  'PUT /accounts/projects/:project_id/rooms/:room_name/services/:service_id',
+  'POST /accounts/projects/:project_id/rooms/:room_name/secrets',
+  'GET /accounts/projects/:project_id/rooms/:room_name/secrets/:secret_id',
+  'PUT /accounts/projects/:project_id/rooms/:room_name/secrets/:secret_id',
+  'POST /accounts/projects/:project_id/rooms/:room_name/scheduled-tasks',
+  'POST /accounts/projects/:project_id/scheduled-tasks',
+  'PUT /accounts/projects/:project_id/scheduled-tasks/:task_id',
+  'POST /accounts/projects/:project_id/mailboxes',
+  'PUT /accounts/projects/:project_id/mailboxes/:address',
+  'POST /accounts/projects/:project_id/routes',
+  'PUT /accounts/projects/:project_id/routes/:domain',
+  'POST /accounts/projects/:project_id/rooms/:room_name/external-oauth',
+  'PUT /accounts/projects/:project_id/rooms/:room_name/external-oauth/:room_registration_id',
+  'POST /accounts/projects/:project_id/feeds/:feed_id/subscriptions',
 ];
 
 const serviceSpec = (name: string) => ({
@@ -63,6 +83,11 @@ forEachEngine('resources bound to a room', (engine) => {
     assert.equal(r.status, 200, JSON.stringify(r.body));
     return (r.body[key] as unknown[]).length;
   };
+
+  test('every route that declares the room it binds to is walked here, and no other', () => {
+    const declared = apiRoutes(service).filter((r) => r.auth?.within?.type === 'room').map((r) => `${r.method} ${r.url}`);
+    assert.deepEqual(declared.sort(), [...WALKED].sort());
+  });
 
   test('a room service: created and replaced only in a room the caller may connect to', async () => {
     const { mine, theirs } = await rooms();

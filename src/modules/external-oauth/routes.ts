@@ -3,6 +3,7 @@ import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
+import { ACTS_IN_ROOM } from '../rooms/service.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -38,8 +39,9 @@ export function externalOAuthRoutes(app: Api, ctx: AppContext): void {
     return OK;
   });
 
+  // A room's registration signs its participants in upstream: writing one needs the writer's own access there.
   app.post(room, {
-    config: { auth: { permission: 'external_oauth_creator' } },
+    config: { auth: { permission: 'external_oauth_creator', within: ACTS_IN_ROOM } },
     schema: { tags, summary: 'Register an external OAuth provider for one room', params: schema.RoomParams, body: schema.RegistrationInput, response: { 201: schema.Registration }, description: secretNote },
   }, async (request, reply) => reply.status(201).send(await service.createRegistration(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.room_name, request.body)));
 
@@ -52,7 +54,7 @@ export function externalOAuthRoutes(app: Api, ctx: AppContext): void {
   }, async (request) => service.listRegistrations(ctx, request.params.project_id, request.params.room_name, pageOf(request.query), request.query.delegated_to));
 
   app.put(`${room}/:room_registration_id`, {
-    config: { auth: { permission: 'external_oauth_manager' } },
+    config: { auth: { permission: 'external_oauth_manager', within: ACTS_IN_ROOM } },
     schema: { tags, summary: 'Replace an external OAuth registration of a room', params: schema.RoomRegistrationParams, body: schema.RegistrationInput, response: { 200: schema.Registration }, description: secretNote },
   }, async (request) => service.updateRegistration(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.room_name, request.params.room_registration_id, request.body));
 

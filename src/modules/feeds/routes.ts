@@ -8,6 +8,7 @@ import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
 import type { AuthRequirement } from '../../platform/http/auth.ts';
+import { WRITES_ROOM_FILES } from '../rooms/service.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 import type { FeedRow } from './store.ts';
@@ -90,10 +91,11 @@ export function feedRoutes(app: Api, ctx: AppContext): void {
   }, async (request, reply) => reply.status(201).send({ messages: await service.publish(ctx, await feedOf(request), request.body, true) }));
 
   app.post(`${feeds}/:feed_id/subscriptions`, {
-    config: on('add_subscription'),
+    // It writes into the room's files: only for a caller with access to them.
+    config: { auth: { ...on('add_subscription').auth, within: WRITES_ROOM_FILES } },
     schema: {
       tags, summary: 'Subscribe a room: write the feed\'s messages into its storage', params: schema.FeedParams, body: schema.SubscriptionCreate, response: { 201: schema.SubscriptionEnvelope },
-      description: 'Messages published from now on are written as JSON Lines files under `rooms/<room>/<path>/` of project storage (docs/feeds.md). Since it writes into the room\'s files, the caller must also be allowed `room.read_files` on the room (403 otherwise).',
+      description: 'Messages published from now on are written as JSON Lines files under `rooms/<room>/<path>/` of project storage (docs/feeds.md). It writes into the room\'s files: 403 for a caller who may not read them.',
     },
   }, async (request, reply) => reply.status(201).send({
     subscription: service.subscriptionView(await service.createSubscription(ctx, actorOf(request), await feedOf(request), request.body)),

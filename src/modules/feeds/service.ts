@@ -10,6 +10,7 @@ import addFormats from 'ajv-formats';
 import { LRUCache } from 'lru-cache';
 import type { AppContext } from '../../context.ts';
 import type { Db } from '../../platform/db/engine.ts';
+import type { WithinRequirement } from '../../platform/http/auth.ts';
 import type { Actor } from '../../platform/http/authority.ts';
 import { ApiError, badRequest, conflict, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
@@ -103,6 +104,9 @@ function validateMessages(feed: store.FeedRow, messages: readonly unknown[], bat
 
 /** The resource type of feeds: who may do what to one feed is declared with it, in the module's descriptor. */
 export const FEED_RESOURCE = 'feed';
+
+/** `auth.within` of a route setting where something publishes (an LLM logger's destination feed). */
+export const PUBLISHES_INTO_FEED: WithinRequirement = { type: FEED_RESOURCE, action: 'publish' };
 
 export interface FeedInput {
   name?: string | undefined;
@@ -256,18 +260,18 @@ export async function publishAsService(ctx: AppContext, tx: Db, projectId: strin
   }
 }
 
-/** Whether a feed exists in the project (for references to it, e.g. an LLM logger's destination). */
 /**
  * The feed a resource of the caller's will publish into (an LLM logger's destination): undefined when
  * the project has none by that id or the caller cannot see it; refused (403, naming who may) unless
- * the caller may publish there themselves, since nobody routes messages into a feed beyond that.
+ * the caller may publish there themselves (its route declares `within` `feed.publish`), since nobody
+ * routes messages into a feed beyond that.
  */
 export async function feedToPublishInto(ctx: AppContext, actor: Actor, feedId: string): Promise<store.FeedRow | undefined> {
   const feed = await findFeedById(ctx.db, actor.access.projectId, feedId);
   if (!feed) return undefined;
   const type = ctx.authority.type(FEED_RESOURCE)!;
   if (!(await ctx.authority.decide(actor, type, feed, 'see')).allowed) return undefined;
-  await ctx.authority.require(actor, type, feed, 'publish');
+  await ctx.authority.requireWithin(actor, feed);
   return feed;
 }
 
@@ -291,7 +295,7 @@ export async function createSubscription(ctx: AppContext, actor: Actor, feed: st
   let room;
   try {
     // The subscription writes into the room's files: only for a caller with access to them.
-    room = await getRoomToActIn(ctx, actor, input.room, 'read_files');
+    room = await getRoomToActIn(ctx, actor, input.room);
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) throw badRequest(`room: no room named ${JSON.stringify(input.room)} in this project`);
     throw error;

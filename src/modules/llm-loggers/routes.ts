@@ -3,6 +3,7 @@ import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
+import { PUBLISHES_INTO_FEED } from '../feeds/service.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -10,8 +11,9 @@ const tags = ['LLM loggers'];
 const loggers = '/accounts/projects/:project_id/llm-loggers';
 
 export function loggerRoutes(app: Api, ctx: AppContext): void {
+  // A logger publishes into its destination feed: setting it needs the caller's own right to publish there.
   app.post(loggers, {
-    config: { auth: { permission: 'llm_logger_creator' } },
+    config: { auth: { permission: 'llm_logger_creator', within: PUBLISHES_INTO_FEED } },
     schema: {
       tags, summary: 'Create an LLM logger', params: ProjectParams, body: schema.LoggerInput, response: { 201: schema.LoggerEnvelope },
       description: '400 when filter_expression is not JMESPath (with the parser\'s message) or the destination feed is not in the project (or not seen by the caller); 403 unless the caller may publish to it (`feed.publish`).',
@@ -29,7 +31,7 @@ export function loggerRoutes(app: Api, ctx: AppContext): void {
   }, async (request) => ({ logger: service.loggerView(await service.getLogger(ctx, request.params.project_id, request.params.logger_id)) }));
 
   app.put(`${loggers}/:logger_id`, {
-    config: { auth: { permission: 'llm_logger_manager' } },
+    config: { auth: { permission: 'llm_logger_manager', within: PUBLISHES_INTO_FEED } },
     schema: { tags, summary: 'Replace an LLM logger\'s settings', params: schema.LoggerParams, body: schema.LoggerInput, response: { 200: schema.LoggerEnvelope } },
   }, async (request) => ({ logger: service.loggerView(await service.updateLogger(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.logger_id, request.body)) }));
 

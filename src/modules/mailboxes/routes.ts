@@ -3,6 +3,7 @@ import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
+import { ACTS_IN_ROOM } from '../rooms/service.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -10,8 +11,9 @@ const tags = ['Mailboxes'];
 
 export function mailboxRoutes(app: Api, ctx: AppContext): void {
   const base = '/accounts/projects/:project_id/mailboxes';
+  // A mailbox's mail arrives in its room as messages: creating or moving one needs the caller's own access there.
   app.post(base, {
-    config: { auth: { permission: 'mailbox_creator' } },
+    config: { auth: { permission: 'mailbox_creator', within: ACTS_IN_ROOM } },
     schema: {
       tags, summary: 'Create a mailbox: mail to the address goes to a queue of a room', params: ProjectParams, body: schema.MailboxCreate, response: { 201: schema.MailboxEnvelope },
       description: 'The address must be under a mail domain the deployment allows (ATRIUM_MAIL_DOMAINS) and is unique across the deployment: 409 when any project has it. The room must exist in the project (400 naming it otherwise), and the caller must be allowed `room.connect` in it (403 otherwise): its mail arrives there.',
@@ -34,7 +36,7 @@ export function mailboxRoutes(app: Api, ctx: AppContext): void {
   }, async (request) => service.getMailbox(ctx, request.params.project_id, request.params.address));
 
   app.put(`${base}/:address`, {
-    config: { auth: { permission: 'mailbox_manager' } },
+    config: { auth: { permission: 'mailbox_manager', within: ACTS_IN_ROOM } },
     schema: { tags, summary: "Replace a mailbox's room, queue, public flag and annotations", params: schema.AddressParams, body: schema.MailboxUpdate, response: { 200: schema.MailboxEnvelope } },
   }, async (request) => service.updateMailbox(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.address, request.body));
 

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../context.ts';
 import { isUuid } from '../../platform/crypto/credentials.ts';
 import type { Db } from '../../platform/db/engine.ts';
+import type { WithinRequirement } from '../../platform/http/auth.ts';
 import type { Actor, Scope } from '../../platform/http/authority.ts';
 import { conflict, forbidden, notFound } from '../../platform/http/errors.ts';
 import type { Page } from '../../platform/http/lists.ts';
@@ -13,6 +14,11 @@ import * as store from './store.ts';
 
 /** The resource type of rooms: who may do what in a room is declared with it, in the module's descriptor. */
 export const ROOM_RESOURCE = 'room';
+
+/** `auth.within` of a route binding a resource to a room it acts in (a service, a secret, a mailbox…): the caller must be allowed to connect there. */
+export const ACTS_IN_ROOM: WithinRequirement = { type: ROOM_RESOURCE, action: 'connect' };
+/** `auth.within` of a route binding something that writes a room's files (a feed subscription). */
+export const WRITES_ROOM_FILES: WithinRequirement = { type: ROOM_RESOURCE, action: 'read_files' };
 
 /** Present and watching: media, the participant list, room files and documents read-only (a room's `viewer`). */
 export const VIEWER_SCOPE = {
@@ -62,20 +68,20 @@ export async function createRoom(ctx: AppContext, projectId: string, input: Room
 }
 
 /**
- * Refuses (403, naming what would allow it) unless the caller may themselves take `action` in the
- * room they bind a resource to: a service, a secret, a scheduled task, a mailbox, a route or an
- * external OAuth registration acts in its room (and a feed subscription writes its files), so
- * nobody binds one to a room beyond their own access to it. An API key has its participant defaults
- * there, as when it connects.
+ * Refuses (403, naming what would allow it) unless the caller may itself take, in the room it binds
+ * a resource to, the action its route declares (`auth.within`: a service, a secret, a scheduled
+ * task, a mailbox, a route or an external OAuth registration acts in its room, `room.connect`; a
+ * feed subscription writes its files, `room.read_files`), so nobody binds one to a room beyond
+ * their own access to it. An API key has its participant defaults there, as when it connects.
  */
-export function requireInRoom(ctx: AppContext, actor: Actor, room: store.RoomRow, action: 'connect' | 'read_files' = 'connect'): Promise<void> {
-  return ctx.authority.require(actor, ctx.authority.type(ROOM_RESOURCE)!, room, action);
+export function requireInRoom(ctx: AppContext, actor: Actor, room: store.RoomRow): Promise<void> {
+  return ctx.authority.requireWithin(actor, room);
 }
 
-/** The project's room of that name (404 when there is none), in which the caller may themselves take `action` (`requireInRoom`). */
-export async function getRoomToActIn(ctx: AppContext, actor: Actor, name: string, action: 'connect' | 'read_files' = 'connect'): Promise<store.RoomRow> {
+/** The project's room of that name (404 when there is none), in which the caller may itself act (`requireInRoom`). */
+export async function getRoomToActIn(ctx: AppContext, actor: Actor, name: string): Promise<store.RoomRow> {
   const room = await getRoom(ctx, actor.access.projectId, name);
-  await requireInRoom(ctx, actor, room, action);
+  await requireInRoom(ctx, actor, room);
   return room;
 }
 

@@ -5,6 +5,7 @@ import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
 import { accessOf } from '../../platform/http/auth.ts';
+import { ACTS_IN_ROOM } from '../rooms/service.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -12,8 +13,9 @@ const tags = ['Routes'];
 
 export function routeRoutes(app: Api, ctx: AppContext): void {
   const base = '/accounts/projects/:project_id/routes';
+  // A route to a room brings traffic to its services: creating or moving one needs the caller's own access there.
   app.post(base, {
-    config: { auth: { permission: 'route_creator' } },
+    config: { auth: { permission: 'route_creator', within: ACTS_IN_ROOM } },
     schema: {
       tags, summary: 'Route a domain to a room (or a managed agent)', params: ProjectParams, body: schema.RouteCreate, response: { 201: schema.RouteEnvelope },
       description: 'The domain is unique across the deployment: 409 when any project has claimed it. The room (or agent) must exist in the project (400 naming the field otherwise); a room must be one the caller may connect to (`room.connect`, 403 otherwise).',
@@ -36,7 +38,7 @@ export function routeRoutes(app: Api, ctx: AppContext): void {
   }, async (request) => service.getRoute(ctx, request.params.project_id, request.params.domain));
 
   app.put(`${base}/:domain`, {
-    config: { auth: { permission: 'route_manager' } },
+    config: { auth: { permission: 'route_manager', within: ACTS_IN_ROOM } },
     schema: { tags, summary: 'Replace a route', params: schema.DomainParams, body: schema.RouteUpdate, response: { 200: schema.RouteEnvelope } },
   }, async (request) => service.updateRoute(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.domain, request.body));
 

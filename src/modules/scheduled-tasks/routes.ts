@@ -5,6 +5,7 @@ import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { ProjectParams, Uuid } from '../../platform/http/schemas.ts';
 import { RoomName } from '../rooms/schema.ts';
+import { ACTS_IN_ROOM } from '../rooms/service.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -13,8 +14,9 @@ const ByRoom = Type.Object({ project_id: Uuid, room_name: RoomName });
 const ByTask = Type.Object({ project_id: Uuid, task_id: Uuid });
 
 export function scheduledTaskRoutes(app: Api, ctx: AppContext): void {
+  // A task's runs send messages into its room: creating, changing or moving one needs the caller's own access there.
   app.post('/accounts/projects/:project_id/rooms/:room_name/scheduled-tasks', {
-    config: { auth: { permission: 'scheduled_task_creator' } },
+    config: { auth: { permission: 'scheduled_task_creator', within: ACTS_IN_ROOM } },
     schema: {
       tags, summary: 'Schedule a queued message for a room', params: ByRoom, body: schema.TaskWrite, response: { 201: schema.CreatedTask },
       description: 'Body: `{"spec": ScheduledTaskSpec, "time_zone"?}`, or the earlier flat fields (`queue_name`, `payload`, `schedule`, `active`, `once`, `annotations`, `storage_write_path`, `id`). `schedule` is a 5-field cron expression or an interval like "15 minutes"; an invalid one, or one more frequent than ATRIUM_SCHEDULED_TASKS_MIN_PERIOD_SECONDS, is a 400 naming the problem. The room must exist. Answers the task with `task_id`.',
@@ -22,7 +24,7 @@ export function scheduledTaskRoutes(app: Api, ctx: AppContext): void {
   }, async (request, reply) => reply.status(201).send(await service.createTask(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.room_name, request.body)));
 
   app.post('/accounts/projects/:project_id/scheduled-tasks', {
-    config: { auth: { permission: 'scheduled_task_creator' } },
+    config: { auth: { permission: 'scheduled_task_creator', within: ACTS_IN_ROOM } },
     schema: {
       tags, summary: 'Schedule a queued message (earlier flat form)', params: ProjectParams, body: schema.FlatTaskCreate, response: { 201: schema.CreatedTask },
       description: 'The project-level create of earlier SDKs: the flat fields with `room_name`. Otherwise as the room-scoped create.',
@@ -39,7 +41,7 @@ export function scheduledTaskRoutes(app: Api, ctx: AppContext): void {
   });
 
   app.put('/accounts/projects/:project_id/scheduled-tasks/:task_id', {
-    config: { auth: { permission: 'scheduled_task_manager' } },
+    config: { auth: { permission: 'scheduled_task_manager', within: ACTS_IN_ROOM } },
     schema: {
       tags, summary: 'Replace a scheduled task', params: ByTask, body: schema.TaskWrite, response: { 200: schema.ScheduledTask },
       description: '`{"spec": …}` replaces the task; the flat form changes only the fields it names. A changed schedule, time zone, `once` or `active` restarts the schedule from now. Runs already fired keep their message.',

@@ -4,6 +4,7 @@ import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
+import { ACTS_IN_ROOM } from '../rooms/service.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -43,8 +44,9 @@ export function projectSecretRoutes(app: Api, ctx: AppContext): void {
 
 export function roomSecretRoutes(app: Api, ctx: AppContext): void {
   const base = '/accounts/projects/:project_id/rooms/:room_name/secrets';
+  // A room's secrets are its participants': writing one, or reading its value, needs the caller's own access there.
   app.post(base, {
-    config: { auth: { permission: 'secret_creator' } },
+    config: { auth: { permission: 'secret_creator', within: ACTS_IN_ROOM } },
     schema: {
       tags, summary: 'Create a room secret', params: schema.RoomParams, body: schema.RoomSecretCreate, response: { 201: schema.SecretInfo },
       description: `${VALUE_NOTE} \`secret_id\` may be chosen (e.g. to give one secret a value per identity); \`name\` defaults to the id and \`type\` to "opaque". 409 when the id is taken for these identities, or the name.`,
@@ -57,12 +59,12 @@ export function roomSecretRoutes(app: Api, ctx: AppContext): void {
   }, async (request) => service.listRoomSecrets(ctx, request.params.project_id, request.params.room_name, { ...pageOf(request.query), forIdentity: request.query.for_identity }));
 
   app.get(`${base}/:secret_id`, {
-    config: { auth: { permission: 'secret_inventory' } },
-    schema: { tags, summary: 'Fetch a room secret with its value', description: 'Its value is for the room: the caller must also be allowed `room.connect` in it (403 otherwise).', params: schema.RoomSecretParams, querystring: schema.KeyQuery, response: { 200: schema.SecretWithValue } },
+    config: { auth: { permission: 'secret_inventory', within: ACTS_IN_ROOM } },
+    schema: { tags, summary: 'Fetch a room secret with its value', description: 'Its value is for the room: 403 for a caller who may not connect to it.', params: schema.RoomSecretParams, querystring: schema.KeyQuery, response: { 200: schema.SecretWithValue } },
   }, async (request) => service.getRoomSecret(ctx, ctx.authority.actorOf(request), request.params.project_id, request.params.room_name, request.params.secret_id, request.query));
 
   app.put(`${base}/:secret_id`, {
-    config: { auth: { permission: 'secret_manager' } },
+    config: { auth: { permission: 'secret_manager', within: ACTS_IN_ROOM } },
     schema: {
       tags, summary: 'Replace a room secret', params: schema.RoomSecretParams, body: schema.RoomSecretUpdate, response: { 200: schema.SecretInfo },
       description: `${VALUE_NOTE} The body's \`for_identity\` and \`delegated_to\` pick which value of the secret is replaced; \`name\` and \`type\` are kept when left out.`,

@@ -3,6 +3,7 @@ import type { Api } from '../../module.ts';
 import type { AppContext } from '../../context.ts';
 import { pageOf } from '../../platform/http/lists.ts';
 import { Ok, OK, ProjectParams } from '../../platform/http/schemas.ts';
+import { ACTS_IN_ROOM } from '../rooms/service.ts';
 import * as schema from './schema.ts';
 import * as service from './service.ts';
 
@@ -17,9 +18,11 @@ export function serviceRoutes(scope: 'project' | 'room') {
     const ById = scope === 'project' ? schema.ProjectServiceParams : schema.RoomServiceParams;
     const what = scope === 'project' ? 'a project service (available to every room)' : "a room's own service";
     const roomOf = (params: object) => (params as { room_name?: string }).room_name;
+    // A room's service runs in it: writing one needs the writer's own access there.
+    const within = scope === 'room' ? { within: ACTS_IN_ROOM } : {};
 
     app.post(base, {
-      config: { auth: { permission: 'service_creator' } },
+      config: { auth: { permission: 'service_creator', ...within } },
       schema: {
         tags, summary: `Create ${what}`, params: Params, body: schema.ServiceBody, response: { 201: schema.Service },
         description: `${BODY_NOTE} Answers the stored spec with its \`id\`; 409 when the name is taken${scope === 'room' ? ' in the room' : ''}.`,
@@ -37,7 +40,7 @@ export function serviceRoutes(scope: 'project' | 'room') {
     }, async (request) => service.getService(ctx, request.params.project_id, roomOf(request.params), request.params.service_id));
 
     app.put(`${base}/:service_id`, {
-      config: { auth: { permission: 'service_manager' } },
+      config: { auth: { permission: 'service_manager', ...within } },
       schema: { tags, summary: `Replace ${what}`, params: ById, body: schema.ServiceBody, response: { 200: schema.Service }, description: BODY_NOTE },
     }, async (request) => service.updateService(ctx, ctx.authority.actorOf(request), request.params.project_id, roomOf(request.params), request.params.service_id, request.body));
 

@@ -83,6 +83,20 @@ export interface AuthRequirement {
    * action: 'publish'}` is the action `feed.publish` on the feed the path names.
    */
   resource?: ResourceRequirement;
+  /**
+   * The action the caller must itself be allowed on the resource the request binds its own to — the
+   * room a service runs in, the feed a logger publishes into — beside the project role. The handler
+   * decides it once it knows which resource that is (named by the path or the body, or the one a
+   * resource being changed is bound to: `Authority.requireWithin`); the declaration is what the API
+   * reference and docs/permissions.md show, and nothing else is required.
+   */
+  within?: WithinRequirement;
+}
+
+/** What `AuthRequirement.within` asks: an action on one resource of a type (`{type: 'room', action: 'connect'}`). */
+export interface WithinRequirement {
+  readonly type: string;
+  readonly action: string;
 }
 
 /**

@@ -6,13 +6,15 @@
 // before the handler runs, from those tables: the caller's project roles, its roles on the resource's
 // policy, and the grants of its credential — for a participant token never more than its signer may
 // do. The same `Authority` answers the rights lists the console reads, list visibility, and the scope
-// of every token a caller mints.
+// of every token a caller mints. A route that binds its resource to another one (the room a service
+// runs in, the feed a logger publishes into) declares what its caller must be allowed there
+// (`auth.within`); the handler asks it once it knows which one that is (`requireWithin`).
 //
 // Every declared action has a stable name, `<resource type>.<action>` (`feed.publish`), and each
 // decision of the step is kept on the request (`decisionOf`): allowed or refused, and why.
 import type { FastifyInstance, FastifyRequest, RouteOptions } from 'fastify';
 import type { Db } from '../db/engine.ts';
-import type { AuthRequirement, Principal, ProjectAccess, ResourceRequirement } from './auth.ts';
+import type { AuthRequirement, Principal, ProjectAccess, ResourceRequirement, WithinRequirement } from './auth.ts';
 import { ApiError, badRequest, forbidden, notFound } from './errors.ts';
 import { effectiveRoles, isRole, type Role } from './roles.ts';
 
@@ -150,11 +152,14 @@ export class Actor {
   readonly #held = new Map<string, Promise<ReadonlySet<string>>>();
   /** The actor of a participant token's signing key, whose authority caps the token's. */
   readonly signer: Actor | undefined;
+  /** What the caller's route requires of it on the resource the request binds its own to (`AuthRequirement.within`). */
+  readonly within: WithinRequirement | undefined;
 
-  constructor(principal: Principal, access: ProjectAccess, bindings: PolicyBindings) {
+  constructor(principal: Principal, access: ProjectAccess, bindings: PolicyBindings, within?: WithinRequirement) {
     this.principal = principal;
     this.access = access;
     this.#bindings = bindings;
+    this.within = within;
     const { signer } = principal;
     this.signer = signer ? new Actor(signer, { projectId: access.projectId, roles: effectiveRoles(signer.keyRoles ?? ['admin']) }, bindings) : undefined;
   }
@@ -242,7 +247,7 @@ export class Authority {
     if (!actor) {
       const { principal, access } = request;
       if (!principal || !access) throw new Error(`${request.method} ${request.routeOptions.url} asks for its actor, but declares no project role`);
-      request.actor = actor = this.actor(principal, access);
+      request.actor = actor = new Actor(principal, access, this.#bindings, request.routeOptions.config.auth?.within);
     }
     return actor;
   }
@@ -301,13 +306,22 @@ export class Authority {
   }
 
   /**
-   * Refuses (403, naming what would allow it) unless the actor may take `action` on a resource the
-   * request names beside the route's own, such as the room a feed subscription writes into: nobody
-   * binds one resource to another beyond what they could do with it themselves.
+   * Refuses (403, naming what would allow it) unless the actor may itself take the action its route
+   * declares (`auth.within`) on `resource`, the one the request binds its own to, such as the room a
+   * feed subscription writes into: nobody binds one resource to another beyond what they could do
+   * there themselves. A route that declares none may not ask: what is required is what is declared.
    */
-  async require(actor: Actor, type: ResourceType, resource: Resource, action: string): Promise<void> {
-    const decision = await this.decide(actor, type, resource, action);
+  async requireWithin(actor: Actor, resource: Resource): Promise<void> {
+    const { within } = actor;
+    if (!within) throw new Error('requireWithin: the caller\'s route declares no `auth.within`');
+    const type = this.#types.get(within.type)!;
+    const decision = await this.decide(actor, type, resource, within.action);
     if (!decision.allowed) throw this.#refusal(actor, type, decision, false);
+  }
+
+  /** A route's `within` and who may take it, in words (the API reference's "Requires"). */
+  requiresWithin(within: WithinRequirement): string {
+    return `\`${within.type}.${within.action}\` on its ${within.type}: ${this.whoMay(this.#types.get(within.type)!, within.action, { grants: false })}`;
   }
 
   /** Who may take an action, in words: "the feed_manager project role, or the publisher or manager role on the feed's policy". */
@@ -456,9 +470,13 @@ export class Authority {
 
   /** The problem with a route's resource requirement, or undefined. */
   check(route: Pick<RouteOptions, 'method' | 'url' | 'config'>): string | undefined {
-    const requirement = (route.config as { auth?: AuthRequirement } | undefined)?.auth?.resource;
-    if (!requirement) return undefined;
+    const auth = (route.config as { auth?: AuthRequirement } | undefined)?.auth;
     const name = `${String(route.method)} ${route.url}`;
+    const { within } = auth ?? {};
+    if (within && !this.#types.get(within.type)?.actions[within.action]) return `${name}: within names ${within.type}.${within.action}, which no module declares`;
+    if (within && !isRole(auth!.permission)) return `${name}: within is for a route with a project role`;
+    const requirement = auth?.resource;
+    if (!requirement) return undefined;
     const params = [...route.url.matchAll(/(?<!:):([A-Za-z0-9_]+)/g)].map((m) => m[1]);
     if ((requirement.param === undefined) === (requirement.from === undefined)) return `${name}: a resource is named by a path parameter or found from the request, one of the two`;
     if (requirement.param !== undefined && !params.includes(requirement.param)) return `${name}: the resource's parameter ${requirement.param} is not in the path`;
