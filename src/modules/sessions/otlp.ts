@@ -1,14 +1,13 @@
 // OTLP/HTTP as a receiver sees it: the request bodies of the three signals (JSON, or protobuf decoded
 // into the same JSON shape), their schemas, the responses, and the session items they become.
 //
-// Protobuf: the compiled OpenTelemetry protos that @opentelemetry/otlp-transformer ships (a
-// protobufjs static module generated from opentelemetry-proto; pinned to the last release that
-// carries the request types of all three signals, since later releases replaced it with their own
-// encoders). A decoded message is turned into exactly what the JSON encoding would have carried:
-// lowerCamelCase keys, hex trace and span ids, 64-bit integers as decimal strings, so one schema
-// validates both encodings and one code path reads them.
+// Protobuf: the official OpenTelemetry protos (opentelemetry-proto v1.9.0, Apache-2.0, in
+// ./otlp-proto), read by protobufjs. A decoded message is turned into exactly what the JSON encoding
+// would have carried: lowerCamelCase keys, hex trace and span ids, 64-bit integers as decimal
+// strings, so one schema validates both encodings and one code path reads them.
 import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import protobuf from 'protobufjs';
 import { Type, type Static, type TSchema } from 'typebox';
 import { badRequest } from '../../platform/http/errors.ts';
 
@@ -157,31 +156,27 @@ export const REJECTED_FIELD: Record<Signal, 'rejectedSpans' | 'rejectedDataPoint
 
 // Protobuf -----------------------------------------------------------------------------------------
 
-interface MessageType {
-  decode(bytes: Uint8Array): object;
-  encode(message: object): { finish(): Uint8Array };
-}
-interface CollectorProtos {
-  ExportTraceServiceRequest: MessageType; ExportTraceServiceResponse: MessageType;
-  ExportMetricsServiceRequest: MessageType; ExportMetricsServiceResponse: MessageType;
-  ExportLogsServiceRequest: MessageType; ExportLogsServiceResponse: MessageType;
-}
-const require = createRequire(import.meta.url);
-let loaded: Record<Signal, { request: MessageType; response: MessageType }> | undefined;
+const PROTO_DIR = fileURLToPath(new URL('./otlp-proto/', import.meta.url));
+const COLLECTOR = { traces: 'trace', metrics: 'metrics', logs: 'logs' } as const;
+const MESSAGE = { traces: 'Trace', metrics: 'Metrics', logs: 'Logs' } as const;
+
+let loaded: Record<Signal, { request: protobuf.Type; response: protobuf.Type }> | undefined;
 /**
- * The compiled protos, loaded on the first protobuf body: the generated module is 860 KB of code
- * that a server receiving no protobuf telemetry would keep resident for nothing (docs/benchmarks.md
- * "Memory of the embedded default"). Synchronous, as `require` of a CommonJS module.
+ * The export request and response types of each signal, parsed from the protos on the first
+ * protobuf body: a server receiving no protobuf telemetry keeps none of it resident
+ * (docs/benchmarks.md "Memory of the embedded default").
  */
-function protos(): Record<Signal, { request: MessageType; response: MessageType }> {
+function protos(): Record<Signal, { request: protobuf.Type; response: protobuf.Type }> {
   if (loaded) return loaded;
-  const root = require('@opentelemetry/otlp-transformer/build/src/generated/root.js');
-  const collector = (root as { opentelemetry: { proto: { collector: Record<'trace' | 'metrics' | 'logs', { v1: CollectorProtos }> } } }).opentelemetry.proto.collector;
-  return (loaded = {
-    traces: { request: collector.trace.v1.ExportTraceServiceRequest, response: collector.trace.v1.ExportTraceServiceResponse },
-    metrics: { request: collector.metrics.v1.ExportMetricsServiceRequest, response: collector.metrics.v1.ExportMetricsServiceResponse },
-    logs: { request: collector.logs.v1.ExportLogsServiceRequest, response: collector.logs.v1.ExportLogsServiceResponse },
-  });
+  const root = new protobuf.Root();
+  // Imports name their files from the protos' root (`opentelemetry/proto/common/v1/common.proto`).
+  root.resolvePath = (_origin, target) => (target.startsWith(PROTO_DIR) ? target : `${PROTO_DIR}${target}`);
+  root.loadSync((['traces', 'metrics', 'logs'] as const).map((signal) => `opentelemetry/proto/collector/${COLLECTOR[signal]}/v1/${COLLECTOR[signal]}_service.proto`));
+  const types = (signal: Signal) => {
+    const service = `opentelemetry.proto.collector.${COLLECTOR[signal]}.v1.Export${MESSAGE[signal]}Service`;
+    return { request: root.lookupType(`${service}Request`), response: root.lookupType(`${service}Response`) };
+  };
+  return (loaded = { traces: types('traces'), metrics: types('metrics'), logs: types('logs') });
 }
 /** Byte fields that OTLP's JSON encoding writes as hex (all other bytes are base64). */
 const HEX_FIELDS = new Set(['traceId', 'spanId', 'parentSpanId']);
