@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import Fastify from 'fastify';
 import { Type } from 'typebox';
 import type { Db } from '../../src/platform/db/engine.ts';
-import { Auth, installAuth, type CredentialVerifier, type Principal } from '../../src/platform/http/auth.ts';
+import { Auth, installAuth, type AuthRequirement, type CredentialVerifier, type Principal } from '../../src/platform/http/auth.ts';
 import { Authority, decisionOf, installAuthority, narrowScope, resourceType, type Decision, type ResourceType } from '../../src/platform/http/authority.ts';
 import { installErrorHandling } from '../../src/platform/http/errors.ts';
 import { effectiveRoles } from '../../src/platform/http/roles.ts';
@@ -162,4 +162,47 @@ test('the route step: 404 for what the caller may not see, 403 for what it may n
   assert.deepEqual(decisions.at(-1), { action: 'doc.edit', resource: { type: 'doc', key: 'd1' }, allowed: false, reason: 'A valid bearer credential is required' });
   assert.equal((await edit('dave', 'd1')).statusCode, 404);
   assert.deepEqual([decisions.at(-1)?.allowed, decisions.at(-1)?.reason], [false, 'Project not found']);
+});
+
+test('within: a route that binds its resource to another requires the declared action there; one that declares none cannot ask', async () => {
+  const authority = authorityWith({ 'user:alice': { d1: ['editor'] } });
+  const auth = new Auth(0);
+  const people: Record<string, string[]> = { root: ['admin'], alice: ['member'] };
+  auth.setMemberships({ rolesOf: async (userId) => people[userId], sharesProjectWithRole: async () => false });
+  auth.addVerifier({ kind: 'user', matches: () => true, verify: async (token) => ({ kind: 'user', credentialId: token, userId: token, name: token }) } satisfies CredentialVerifier);
+  const app = Fastify();
+  installErrorHandling(app);
+  installAuth(app, auth);
+  installAuthority(app, authority);
+  const Params = Type.Object({ project_id: Type.String() });
+  const Body = Type.Object({ doc: Type.String() });
+  // A note pinned to a doc: the handler finds the doc the body names, then asks.
+  app.post('/projects/:project_id/notes', {
+    schema: { params: Params, body: Body },
+    config: { auth: { permission: 'member', within: { type: 'doc', action: 'edit' } } },
+  }, async (request) => {
+    const target = DOCS.find((d) => d.name === (request.body as { doc: string }).doc)!;
+    await authority.requireWithin(authority.actorOf(request), target);
+    return { pinned: target.name };
+  });
+  app.post('/projects/:project_id/loose', { schema: { params: Params, body: Body }, config: { auth: { permission: 'member' } } }, async (request) => {
+    await authority.requireWithin(authority.actorOf(request), DOCS[0]!);
+    return {};
+  });
+  await app.ready();
+  const pin = (who: string, doc: string, path = 'notes') => app.inject({ method: 'POST', url: `/projects/${PROJECT}/${path}`, headers: { authorization: `Bearer ${who}` }, payload: { doc } });
+
+  assert.deepEqual([(await pin('alice', 'plans')).statusCode, (await pin('alice', 'plans')).json()], [200, { pinned: 'plans' }], 'her policy role on the doc');
+  const refused = await pin('alice', 'notice');
+  assert.equal(refused.statusCode, 403, 'she sees the open doc, and may not edit it');
+  assert.match(refused.json().error.message, /needs the admin project role, or the editor role on the doc's policy/);
+  assert.equal((await pin('root', 'notice')).statusCode, 200, 'the project role');
+  assert.equal((await pin('root', 'plans', 'loose')).statusCode, 500, 'a route that declares nothing cannot require it');
+
+  assert.equal(authority.requiresWithin({ type: 'doc', action: 'edit' }), '`doc.edit` on its doc: the admin project role, or the editor role on the doc\'s policy');
+  const route = (auth: AuthRequirement) => ({ method: 'POST', url: '/projects/:project_id/notes', config: { auth } });
+  assert.equal(authority.check(route({ permission: 'member', within: { type: 'doc', action: 'edit' } })), undefined);
+  assert.match(authority.check(route({ permission: 'member', within: { type: 'doc', action: 'fly' } }))!, /within names doc\.fly, which no module declares/);
+  assert.match(authority.check(route({ permission: 'member', within: { type: 'page', action: 'edit' } }))!, /within names page\.edit/);
+  assert.match(authority.check(route({ permission: 'public', within: { type: 'doc', action: 'edit' } }))!, /within is for a route with a project role/);
 });
