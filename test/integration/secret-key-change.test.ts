@@ -11,11 +11,12 @@ import type * as Sdk from '@meshagent/meshagent';
 import { sql } from 'drizzle-orm';
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
+import postgres from 'postgres';
 import { reencryptStored } from '../../src/cli/keys.ts';
 import { sealedColumns } from '../../src/main.ts';
 import { issueParticipantToken } from '../../src/modules/participant-tokens/service.ts';
 import * as factorsStore from '../../src/modules/users/factors-store.ts';
-import { columnName } from '../../src/platform/crypto/sealed.ts';
+import { columnName, reencryptSealed } from '../../src/platform/crypto/sealed.ts';
 import { SecretBox } from '../../src/platform/crypto/secrets.ts';
 import { rowsOf } from '../../src/platform/db/rows.ts';
 import { totpCode } from '../support/factors.ts';
@@ -211,5 +212,41 @@ forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
     // The signing keys opened at start-up under the new key, and sign.
     const minted = await issueParticipantToken(service!.ctx, { projectId: tenant.projectId, name: 'agent', grants: [{ name: 'room', scope: 'lobby' }] as never });
     assert.equal((await call(service!, 'POST', '/api/participant-token/validate', { json: { token: minted } })).status, 200);
+  });
+
+  // A row lock held by another transaction parks the command's write until that transaction
+  // changes the value and commits: PostgreSQL then re-checks the row, which no longer holds what
+  // the command read. (PGlite runs one statement at a time: nothing can interleave there.)
+  if (engine === 'postgres') test('a value the service changes while the command runs is left as the service wrote it', async () => {
+    const sealed = new SecretBox(NEW, [OLD]);
+    const id = (await asAdmin('POST', '/secrets', { name: 'raced', type: 'keys', data_base64: b64('raced-before') })).id as string;
+    const db = service!.ctx.db;
+    // A secret's value is stored as the base64 of its bytes.
+    await db.execute(sql`update secrets set value_encrypted = ${new SecretBox(OLD).encrypt(b64('raced-before'))} where id = ${id}`);
+    const other = postgres(database.env.DATABASE_URL!, { max: 2, onnotice: () => {} });
+    try {
+      const written = sealed.encrypt(b64('raced-after'));
+      const locked = other.reserve();
+      const tx = await locked;
+      await tx`begin`;
+      await tx`select 1 from secrets where id = ${id} for update`;
+      const running = reencryptSealed(db, sealed, sealedColumns(), { dryRun: false });
+      // Until the command waits on that row's lock.
+      for (let i = 0; i < 200; i += 1) {
+        const [waiting] = await other`select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+        if (waiting!.n > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      await tx`update secrets set value_encrypted = ${written} where id = ${id}`;
+      await tx`commit`;
+      tx.release();
+      const report = (await running).find((r) => r.column === 'secrets.value_encrypted')!;
+      assert.deepEqual([report.moved, report.changed], [0, 1], JSON.stringify(report));
+      const [row] = rowsOf<{ value: string }>(await db.execute(sql`select value_encrypted as value from secrets where id = ${id}`));
+      assert.equal(row!.value, written, 'the service\'s write stands');
+      assert.equal(Buffer.from((await asAdmin('GET', `/secrets/${id}`)).data_base64, 'base64').toString(), 'raced-after');
+    } finally {
+      await other.end({ timeout: 5 });
+    }
   });
 });
