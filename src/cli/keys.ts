@@ -48,7 +48,11 @@ export async function keysCommand(args: string[], config: () => Config): Promise
 }
 
 async function reencrypt(config: () => Config, dryRun: boolean): Promise<number> {
-  const ctx = await openHost(config());
+  const settings = config();
+  if (settings.secretKeyFallbacks.length === 0) {
+    process.stderr.write('atrium: ATRIUM_SECRET_KEY_FALLBACKS is empty, so nothing can move: this run checks that every stored value opens under ATRIUM_SECRET_KEY\n');
+  }
+  const ctx = await openHost(settings);
   try {
     const { columns, unreadable } = await reencryptStored(ctx, {
       dryRun,

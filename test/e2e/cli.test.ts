@@ -154,6 +154,7 @@ describe('atrium CLI [pglite]', () => {
     assert.equal(unchanged.code, 0, unchanged.stderr);
     assert.equal(columns(unchanged).dry_run, true);
     assert.ok(columns(unchanged).columns.every((c) => c.moved === 0 && c.unreadable === 0), unchanged.stdout);
+    assert.match(unchanged.stderr, /ATRIUM_SECRET_KEY_FALLBACKS is empty, so nothing can move/);
 
     const old = readFileSync(join(dataDir, 'secret.key'), 'utf8').trim();
     const fresh = Buffer.alloc(32, 42).toString('base64');
@@ -166,6 +167,7 @@ describe('atrium CLI [pglite]', () => {
     const signing = columns(moved).columns.find((c) => c.column === 'signing_keys.private_jwk_encrypted')!;
     assert.equal(signing.moved, 1, moved.stdout);
     assert.match(moved.stderr, /^atrium: signing_keys\.private_jwk_encrypted: 1 read, 1 sealed again$/m, 'a progress line per column, on stderr');
+    assert.doesNotMatch(moved.stderr, /is empty/);
 
     const done = await run(['keys', 'reencrypt', '--dry-run'], { ATRIUM_DATA_DIR: dataDir, ATRIUM_SECRET_KEY: fresh });
     assert.equal(done.code, 0, done.stderr);
