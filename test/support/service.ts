@@ -143,9 +143,13 @@ export async function isolatedDatabase(engine: Engine): Promise<IsolatedDatabase
     const from = await migratedTemplate();
     const admin = postgres(pgUrl!, { max: 1, onnotice: () => {} });
     try {
+      // PostgreSQL 15 made CREATE DATABASE write the whole copy to the WAL (strategy WAL_LOG), about
+      // 450 ms for this template here; the file copy that earlier versions always did takes 20–30 ms.
+      const [{ version }] = await admin<{ version: number }[]>`select current_setting('server_version_num')::int as version`;
+      const strategy = version >= 150000 ? ' strategy file_copy' : '';
       for (let attempt = 1; ; attempt += 1) {
         try {
-          await admin.unsafe(`create database ${name} template ${from}`);
+          await admin.unsafe(`create database ${name} template ${from}${strategy}`);
           break;
         } catch (error) {
           if ((error as { code?: string }).code !== IN_USE || attempt === 50) throw error;
