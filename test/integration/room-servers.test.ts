@@ -5,23 +5,10 @@
 // domain; and it can do nothing else of an admin's.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { TOOL_TEMPLATE } from '../support/service-templates.ts';
 import { call, createTenant, forEachEngine, startTestService, TEST_MAIL_DOMAIN, type Tenant, type TestService } from '../support/service.ts';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');
-const TEMPLATE = `
-version: v1
-kind: ServiceTemplate
-metadata: { name: "{{ name }}" }
-variables:
-  - name: name
-  - name: token
-    obscure: true
-container:
-  image: ghcr.io/example/tool:1
-  environment:
-    - name: TOKEN
-      value: "{{ token }}"
-`;
 
 forEachEngine('room servers', (engine) => {
   let service: TestService;
@@ -54,7 +41,7 @@ forEachEngine('room servers', (engine) => {
     const container = { image: 'ghcr.io/example/echo:1', secrets: [ids.listed], pull_secret: ids.pull, environment: [{ name: 'FROM_SECRET', secret: { id: ids.env } }] };
     ids.projectEcho = (await asAdmin('POST', '/services', { version: 'v1', kind: 'Service', metadata: { name: 'echo' }, container })).id;
     ids.projectShadowed = (await asAdmin('POST', '/services', { version: 'v1', kind: 'Service', metadata: { name: 'helper' }, external: { url: 'https://project.example.com' } })).id;
-    ids.projectTool = (await asAdmin('POST', '/services', { template: TEMPLATE, values: { name: 'tool', token: 'obscure-token-1' } })).id;
+    ids.projectTool = (await asAdmin('POST', '/services', { template: TOOL_TEMPLATE, values: { name: 'tool', token: 'obscure-token-1' } })).id;
     ids.roomHelper = (await asAdmin('POST', `/rooms/${lobby}/services`, { version: 'v1', kind: 'Service', metadata: { name: 'helper' }, external: { url: 'https://room.example.com' } })).id;
     await asAdmin('POST', '/rooms/stage/services', { version: 'v1', kind: 'Service', metadata: { name: 'stage-only' }, external: { url: 'https://stage.example.com' } });
 

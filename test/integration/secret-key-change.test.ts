@@ -21,6 +21,7 @@ import { SecretBox } from '../../src/platform/crypto/secrets.ts';
 import { rowsOf } from '../../src/platform/db/rows.ts';
 import { totpCode } from '../support/factors.ts';
 import { authorizationRequest, codeIn, discover, EMAIL_LOGIN_ENV, FormBrowser, insertClient, pageError, signInAndConsent, waitForMail, type Page, type TestClient } from '../support/oauth.ts';
+import { TOOL_TEMPLATE } from '../support/service-templates.ts';
 import { call, createTenant, forEachEngine, freePort, isolatedDatabase, startTestService, type IsolatedDatabase, type Tenant, type TestService } from '../support/service.ts';
 
 // The official SDK, whose ParticipantToken.toJwt({ apiKey }) signs with the key's secret (HS256).
@@ -33,21 +34,6 @@ const b64 = (text: string) => Buffer.from(text).toString('base64');
 
 /** An encrypted value as SecretBox writes it: `v1.<96-bit IV>.<128-bit tag>.<data>`. */
 const BOX = 'v1\\.[A-Za-z0-9_-]{16}\\.[A-Za-z0-9_-]{22}\\.[A-Za-z0-9_-]*';
-
-const TEMPLATE = `
-version: v1
-kind: ServiceTemplate
-metadata: { name: "{{ name }}" }
-variables:
-  - name: name
-  - name: token
-    obscure: true
-container:
-  image: ghcr.io/example/tool:1
-  environment:
-    - name: TOKEN
-      value: "{{ token }}"
-`;
 
 forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
   let database: IsolatedDatabase;
@@ -131,7 +117,7 @@ forEachEngine('changing ATRIUM_SECRET_KEY', (engine) => {
     // A rotation keeps the old secret signing for a while: both columns hold one.
     await asAdmin('POST', `/webhooks/${ids.webhook}/rotate-secret`, { overlap_seconds: 3600 });
     await asAdmin('POST', '/external-oauth', { oauth: { authorization_endpoint: 'https://idp.example.com/authorize', token_endpoint: 'https://idp.example.com/token' }, client_id: 'agents', client_secret: 'upstream-before' });
-    await asAdmin('POST', '/services', { template: TEMPLATE, values: { name: 'tool', token: 'obscure-before' } });
+    await asAdmin('POST', '/services', { template: TOOL_TEMPLATE, values: { name: 'tool', token: 'obscure-before' } });
     // An authenticator app, and another waiting for its confirmation.
     const { secrets, db } = service!.ctx;
     await factorsStore.setPendingTotp(db, tenant.userId, secrets.encrypt('JBSWY3DPEHPK3PXP'));

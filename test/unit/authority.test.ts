@@ -47,6 +47,18 @@ function authorityWith(bindings: Record<string, Record<string, string[]>> = {}) 
   return authority;
 }
 
+/** A server with the auth and authority steps, whose bearer token is the user's id and `people` their project roles. */
+function appWith(authority: Authority, people: Record<string, string[]>) {
+  const auth = new Auth(0);
+  auth.setMemberships({ rolesOf: async (userId) => people[userId], sharesProjectWithRole: async () => false });
+  auth.addVerifier({ kind: 'user', matches: () => true, verify: async (token) => ({ kind: 'user', credentialId: token, userId: token, name: token }) } satisfies CredentialVerifier);
+  const app = Fastify();
+  installErrorHandling(app);
+  installAuth(app, auth);
+  installAuthority(app, authority);
+  return app;
+}
+
 const user = (id: string, roles: string[], extra: Partial<Principal> = {}) => ({
   principal: { kind: 'user', credentialId: `pat-${id}`, userId: id, name: id, ...extra } as Principal,
   access: { projectId: PROJECT, roles: effectiveRoles(roles) },
@@ -121,14 +133,7 @@ test('what a token may carry: the strongest way the caller holds the resource, a
 
 test('the route step: 404 for what the caller may not see, 403 for what it may not do, and a record a hook reads', async () => {
   const authority = authorityWith({ 'user:alice': { d1: ['list'] } });
-  const auth = new Auth(0);
-  const people: Record<string, string[]> = { root: ['admin'], alice: ['member'], carol: ['member'] };
-  auth.setMemberships({ rolesOf: async (userId) => people[userId], sharesProjectWithRole: async () => false });
-  auth.addVerifier({ kind: 'user', matches: () => true, verify: async (token) => ({ kind: 'user', credentialId: token, userId: token, name: token }) } satisfies CredentialVerifier);
-  const app = Fastify();
-  installErrorHandling(app);
-  installAuth(app, auth);
-  installAuthority(app, authority);
+  const app = appWith(authority, { root: ['admin'], alice: ['member'], carol: ['member'] });
   const decisions: (Decision | undefined)[] = [];
   app.addHook('onResponse', (request, _reply, done) => {
     decisions.push(decisionOf(request));
@@ -166,14 +171,7 @@ test('the route step: 404 for what the caller may not see, 403 for what it may n
 
 test('within: a route that binds its resource to another requires the declared action there; one that declares none cannot ask', async () => {
   const authority = authorityWith({ 'user:alice': { d1: ['editor'] } });
-  const auth = new Auth(0);
-  const people: Record<string, string[]> = { root: ['admin'], alice: ['member'] };
-  auth.setMemberships({ rolesOf: async (userId) => people[userId], sharesProjectWithRole: async () => false });
-  auth.addVerifier({ kind: 'user', matches: () => true, verify: async (token) => ({ kind: 'user', credentialId: token, userId: token, name: token }) } satisfies CredentialVerifier);
-  const app = Fastify();
-  installErrorHandling(app);
-  installAuth(app, auth);
-  installAuthority(app, authority);
+  const app = appWith(authority, { root: ['admin'], alice: ['member'] });
   const Params = Type.Object({ project_id: Type.String() });
   const Body = Type.Object({ doc: Type.String() });
   // A note pinned to a doc: the handler finds the doc the body names, then asks.

@@ -209,7 +209,7 @@ export function base64Key(bytes: number): Kind<string> {
     expects: `${bytes} random bytes in base64 (\`openssl rand -base64 ${bytes}\`)`,
     parse(raw) {
       const problem = base64KeyProblem(raw, bytes);
-      return problem === undefined ? valid(raw) : invalid(problem === 'not base64' ? undefined : problem);
+      return problem === undefined ? valid(raw) : invalid(problem);
     },
     format: String,
   };
